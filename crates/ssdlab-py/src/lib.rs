@@ -1,0 +1,230 @@
+//! `ssdlab._core`: the thin PyO3 layer over the `ssdlab` crate. No logic lives here; the Python
+//! package wraps these calls with typed configs, docstrings and argument checks.
+
+mod convert;
+mod error;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::prelude::*;
+use ssdlab::scenario::{run_steps, Consistency, Step};
+use ssdlab::{presets, Drive, DriveConfig};
+
+use crate::error::{panic_to_py, to_py, SsdlabError};
+
+/// Runs `f`, turning a Rust panic into a Python exception.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_to_py(&*p)))
+}
+
+fn parse_config(json: &str) -> PyResult<DriveConfig> {
+    DriveConfig::from_json(json).map_err(|e| to_py(e, None))
+}
+
+/// The default drive configuration as JSON.
+#[pyfunction]
+fn default_config() -> String {
+    DriveConfig::default().to_json()
+}
+
+/// Preset names, default first.
+#[pyfunction]
+fn preset_names() -> Vec<&'static str> {
+    presets::names()
+}
+
+/// The named preset as JSON.
+#[pyfunction]
+fn preset(name: &str) -> PyResult<String> {
+    guarded(|| presets::get(name).map(|c| c.to_json()).map_err(|e| to_py(e, None)))
+}
+
+/// Validates a config (JSON) and returns its derived layout figures as JSON.
+#[pyfunction]
+fn describe_config(config_json: &str) -> PyResult<String> {
+    guarded(|| {
+        let cfg = parse_config(config_json)?;
+        let l = cfg.validate().map_err(|e| to_py(e, None))?;
+        let unit = ssdlab::UNIT_BYTES;
+        Ok(serde_json::json!({
+            "user_capacity_bytes": l.user_units * unit,
+            "physical_capacity_bytes": l.physical_units * unit,
+            "op": l.physical_units as f64 / l.user_units as f64 - 1.0,
+            "dies": l.dies,
+            "channels": l.channels,
+            "blocks_per_die": l.blocks_per_die,
+            "units_per_block": l.units_per_block,
+            "units_per_program": l.units_per_program,
+            "spare_blocks_per_die": l.spare_blocks_per_die(),
+            "clean_write_iops_bound": l.clean_write_iops_bound(),
+        })
+        .to_string())
+    })
+}
+
+/// The same drive design at another user capacity (JSON in, JSON out).
+#[pyfunction]
+fn with_user_capacity(config_json: &str, user_bytes: u64) -> PyResult<String> {
+    guarded(|| {
+        let cfg = parse_config(config_json)?;
+        cfg.with_user_capacity(user_bytes).map(|c| c.to_json()).map_err(|e| to_py(e, None))
+    })
+}
+
+/// The consistency test's steps (JSON) for a drive of `user_bytes`.
+#[pyfunction]
+fn consistency_steps(params_json: &str, user_bytes: u64) -> PyResult<String> {
+    guarded(|| {
+        let params: Consistency = serde_json::from_str(params_json)
+            .map_err(|e| SsdlabError::new_err(format!("consistency parameters: {e}")))?;
+        let steps = params.steps(user_bytes).map_err(|e| to_py(e, None))?;
+        Ok(serde_json::to_string(&steps).expect("steps serialise"))
+    })
+}
+
+/// A simulated drive and its state across steps.
+#[pyclass(module = "ssdlab._core")]
+struct Simulator {
+    drive: Drive,
+    seed: u64,
+    broken: bool,
+}
+
+impl Simulator {
+    fn execute(
+        &mut self,
+        py: Python<'_>,
+        steps: &[Step],
+        callback: Option<PyObject>,
+        consistency: Option<&Consistency>,
+    ) -> PyResult<(Vec<(String, PyObject)>, Option<String>)> {
+        if self.broken {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this simulator stopped after an internal error; create a new one",
+            ));
+        }
+        let seed = self.seed;
+        let drive = &mut self.drive;
+        let mut pending: Option<PyErr> = None;
+        let outcome = py.allow_threads(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut observer = |step: usize, p: ssdlab::Progress| -> bool {
+                    let Some(cb) = &callback else { return true };
+                    Python::with_gil(|py| {
+                        let result = py.check_signals().and_then(|()| cb.call1(py, (step, p.fraction, p.sim_seconds)));
+                        match result {
+                            Ok(v) => !v.bind(py).is(&*pyo3::types::PyBool::new(py, false)),
+                            Err(e) => {
+                                pending = Some(e);
+                                false
+                            }
+                        }
+                    })
+                };
+                run_steps(drive, steps, seed, &mut observer)
+            }))
+        });
+        let results = match outcome {
+            Ok(r) => r.map_err(|e| to_py(e, pending.take()))?,
+            Err(p) => {
+                self.broken = true;
+                return Err(panic_to_py(&*p));
+            }
+        };
+        let summary = match consistency {
+            Some(c) => {
+                let random = results
+                    .iter()
+                    .rev()
+                    .find_map(|r| r.phase.as_ref())
+                    .ok_or_else(|| SsdlabError::new_err("the consistency procedure ran no workload"))?;
+                Some(serde_json::to_string(&c.summarize(random)).expect("summaries serialise"))
+            }
+            None => None,
+        };
+        let converted = results.into_iter().map(|r| convert::step_to_py(py, r)).collect::<PyResult<_>>()?;
+        Ok((converted, summary))
+    }
+}
+
+#[pymethods]
+impl Simulator {
+    #[new]
+    fn new(config_json: &str, seed: u64) -> PyResult<Self> {
+        guarded(|| {
+            let cfg = parse_config(config_json)?;
+            let drive = Drive::new(&cfg, seed).map_err(|e| to_py(e, None))?;
+            Ok(Simulator { drive, seed, broken: false })
+        })
+    }
+
+    /// User capacity in bytes.
+    #[getter]
+    fn user_bytes(&self) -> u64 {
+        self.drive.user_bytes()
+    }
+
+    /// The host's simulated clock, in nanoseconds.
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.drive.now().ns()
+    }
+
+    /// Cumulative FTL counters as JSON.
+    fn counters(&self) -> String {
+        serde_json::to_string(&self.drive.counters()).expect("counters serialise")
+    }
+
+    /// Erase count of every FTL block.
+    fn erase_counts<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArray1<u32>> {
+        numpy::PyArray1::from_slice(py, &self.drive.ftl().blocks().erase_count)
+    }
+
+    /// Turns on the double-program audit (tests).
+    fn enable_audit(&mut self) {
+        self.drive.enable_audit();
+    }
+
+    /// Raises `SsdlabError` describing the first broken FTL invariant, if any.
+    fn check_invariants(&self) -> PyResult<()> {
+        self.drive.ftl().check_invariants().map_err(SsdlabError::new_err)
+    }
+
+    /// Runs steps (JSON list); returns `[(json, series_or_None), ...]`. `callback(step, fraction,
+    /// sim_seconds)` is called during run steps; returning False or raising stops the run.
+    #[pyo3(signature = (steps_json, callback=None))]
+    fn run_steps(&mut self, py: Python<'_>, steps_json: &str, callback: Option<PyObject>) -> PyResult<Vec<(String, PyObject)>> {
+        let steps: Vec<Step> =
+            serde_json::from_str(steps_json).map_err(|e| SsdlabError::new_err(format!("steps: {e}")))?;
+        Ok(self.execute(py, &steps, callback, None)?.0)
+    }
+
+    /// Runs the consistency test; returns `(steps, summary_json)`.
+    #[pyo3(signature = (params_json, callback=None))]
+    fn run_consistency(
+        &mut self,
+        py: Python<'_>,
+        params_json: &str,
+        callback: Option<PyObject>,
+    ) -> PyResult<(Vec<(String, PyObject)>, String)> {
+        let params: Consistency = serde_json::from_str(params_json)
+            .map_err(|e| SsdlabError::new_err(format!("consistency parameters: {e}")))?;
+        let steps = params.steps(self.drive.user_bytes()).map_err(|e| to_py(e, None))?;
+        let (results, summary) = self.execute(py, &steps, callback, Some(&params))?;
+        Ok((results, summary.expect("a consistency run has a summary")))
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
+    m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(preset, m)?)?;
+    m.add_function(wrap_pyfunction!(describe_config, m)?)?;
+    m.add_function(wrap_pyfunction!(with_user_capacity, m)?)?;
+    m.add_function(wrap_pyfunction!(consistency_steps, m)?)?;
+    m.add_class::<Simulator>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

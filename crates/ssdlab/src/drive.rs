@@ -1,0 +1,212 @@
+//! The drive as the host sees it: a host link, a DRAM write-back buffer and the FTL behind them.
+//!
+//! A write is acknowledged once its data crossed the link and found room in the write buffer;
+//! buffer space is released when the NAND program holding the data completes. A read waits for
+//! its units' dies and channels, then crosses the link. A TRIM costs a command. All times are
+//! simulated nanoseconds.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::config::DriveConfig;
+use crate::error::{Error, Result};
+use crate::ftl::{Counters, Ftl};
+use crate::nand::Layout;
+use crate::units::{Lpn, SimTime, UNIT_BYTES};
+
+/// The three directions of host IO, in fio's order (read 0, write 1, trim 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+/// One host request over `units` 4 KiB units starting at `lpn`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Io {
+    pub kind: IoKind,
+    pub lpn: Lpn,
+    pub units: u32,
+}
+
+#[derive(Clone, Debug)]
+struct WriteBuffer {
+    capacity: u32,
+    used: u32,
+    per_program: u32,
+    /// Completion times of programs whose data still occupies the buffer.
+    in_flight: BinaryHeap<Reverse<SimTime>>,
+}
+
+impl WriteBuffer {
+    /// Admits one unit arriving at `t`; returns when it found room.
+    #[inline]
+    fn admit(&mut self, mut t: SimTime) -> SimTime {
+        while self.used >= self.capacity {
+            let Reverse(done) = self.in_flight.pop().expect("a full buffer always has a program in flight");
+            t = t.max(done);
+            self.used -= self.per_program;
+        }
+        self.used += 1;
+        t
+    }
+
+    #[inline]
+    fn programmed(&mut self, done: SimTime) {
+        self.in_flight.push(Reverse(done));
+    }
+
+    fn clear(&mut self) {
+        self.used = 0;
+        self.in_flight.clear();
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Drive {
+    config: DriveConfig,
+    layout: Layout,
+    ftl: Ftl,
+    link_free: SimTime,
+    buffer: WriteBuffer,
+    now: SimTime,
+    /// Last time the channel calendars' floor was moved.
+    floor: SimTime,
+}
+
+impl Drive {
+    /// Builds a fresh (secure-erased) drive. `seed` drives the FTL's own randomness (d-choices).
+    pub fn new(config: &DriveConfig, seed: u64) -> Result<Drive> {
+        let layout = config.validate()?;
+        let ftl = Ftl::new(config, layout.clone(), seed);
+        Ok(Drive {
+            config: config.clone(),
+            buffer: WriteBuffer {
+                capacity: layout.buffer_units,
+                used: 0,
+                per_program: layout.units_per_program,
+                in_flight: BinaryHeap::new(),
+            },
+            layout,
+            ftl,
+            link_free: SimTime::ZERO,
+            now: SimTime::ZERO,
+            floor: SimTime::ZERO,
+        })
+    }
+
+    pub fn config(&self) -> &DriveConfig {
+        &self.config
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn ftl(&self) -> &Ftl {
+        &self.ftl
+    }
+
+    /// Test hook: turns on the FTL's double-program audit.
+    pub fn enable_audit(&mut self) {
+        self.ftl.enable_audit();
+    }
+
+    pub fn counters(&self) -> Counters {
+        *self.ftl.counters()
+    }
+
+    /// The host's clock: when the last step ended.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn user_units(&self) -> u64 {
+        self.layout.user_units
+    }
+
+    pub fn user_bytes(&self) -> u64 {
+        self.layout.user_units * UNIT_BYTES
+    }
+
+    /// Moves the host's clock forward (idle time, or the end of a phase).
+    pub fn advance_to(&mut self, t: SimTime) {
+        self.now = self.now.max(t);
+    }
+
+    /// Secure erase: every block erased, every mapping gone, the write buffer dropped.
+    pub fn secure_erase(&mut self) -> SimTime {
+        self.buffer.clear();
+        let done = self.ftl.secure_erase(self.now);
+        self.now = done;
+        self.link_free = self.link_free.max(done);
+        done
+    }
+
+    /// Checks that a request lies inside the user space.
+    pub fn check_range(&self, lpn: u64, units: u64) -> Result<()> {
+        if units == 0 || lpn + units > self.layout.user_units {
+            return Err(Error::Workload(format!(
+                "request at unit {lpn} of {units} units is outside the drive's {} user units",
+                self.layout.user_units
+            )));
+        }
+        Ok(())
+    }
+
+    /// Serves one request submitted at `t`; returns its completion time.
+    #[inline]
+    pub fn submit(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
+        // Requests arrive in time order, so nothing will be ready before `t` again.
+        if t.ns() > self.floor.ns() + 1_000_000 {
+            self.floor = t;
+            self.ftl.advance_floor(t);
+        }
+        let bytes = u64::from(io.units) * UNIT_BYTES;
+        let command_done = t.max(self.link_free) + self.layout.t_command;
+        match io.kind {
+            IoKind::Write => {
+                let arrived = command_done + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
+                self.link_free = arrived;
+                let mut ack = arrived;
+                for lpn in io.lpn..io.lpn + io.units {
+                    ack = self.buffer.admit(ack);
+                    if let Some(done) = self.ftl.host_write(lpn, ack)? {
+                        self.buffer.programmed(done);
+                    }
+                }
+                Ok(ack)
+            }
+            IoKind::Read => {
+                self.link_free = command_done;
+                let mut ready = command_done;
+                for lpn in io.lpn..io.lpn + io.units {
+                    ready = ready.max(self.ftl.host_read(lpn, command_done));
+                }
+                let start = ready.max(self.link_free);
+                let ack = start + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
+                self.link_free = ack;
+                Ok(ack)
+            }
+            IoKind::Trim => {
+                self.link_free = command_done;
+                for lpn in io.lpn..io.lpn + io.units {
+                    self.ftl.trim(lpn);
+                }
+                Ok(command_done)
+            }
+        }
+    }
+
+    /// TRIMs `[lpn, lpn + units)` at once, as a format does; returns when it completed.
+    pub fn trim_range(&mut self, lpn: u64, units: u64) -> Result<SimTime> {
+        self.check_range(lpn, units)?;
+        for l in lpn..lpn + units {
+            self.ftl.trim(l as Lpn);
+        }
+        self.now = self.now.max(self.link_free) + self.layout.t_command;
+        self.link_free = self.now;
+        Ok(self.now)
+    }
+}

@@ -1,0 +1,55 @@
+//! Cumulative FTL counters, in 4 KiB mapping units unless named otherwise.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Units the host wrote.
+    pub host_write_units: u64,
+    /// Units the host read (mapped or not).
+    pub host_read_units: u64,
+    /// Units the host trimmed.
+    pub trim_units: u64,
+    /// Units programmed into NAND: host units plus GC copies.
+    pub nand_write_units: u64,
+    /// Units GC copied out of victims.
+    pub gc_write_units: u64,
+    /// Multi-plane page reads GC made.
+    pub gc_page_reads: u64,
+    /// Page reads the host made.
+    pub host_page_reads: u64,
+    /// Multi-plane block erases.
+    pub erases: u64,
+    /// Victims cleaned.
+    pub gc_victims: u64,
+    /// Sum, over host unit writes, of the drive's free blocks at that moment.
+    pub free_block_samples_sum: u64,
+}
+
+impl Counters {
+    /// `self − earlier`, field by field.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            host_write_units: self.host_write_units - earlier.host_write_units,
+            host_read_units: self.host_read_units - earlier.host_read_units,
+            trim_units: self.trim_units - earlier.trim_units,
+            nand_write_units: self.nand_write_units - earlier.nand_write_units,
+            gc_write_units: self.gc_write_units - earlier.gc_write_units,
+            gc_page_reads: self.gc_page_reads - earlier.gc_page_reads,
+            host_page_reads: self.host_page_reads - earlier.host_page_reads,
+            erases: self.erases - earlier.erases,
+            gc_victims: self.gc_victims - earlier.gc_victims,
+            free_block_samples_sum: self.free_block_samples_sum - earlier.free_block_samples_sum,
+        }
+    }
+
+    /// NAND writes over host writes; `None` before any host write.
+    pub fn write_amplification(&self) -> Option<f64> {
+        (self.host_write_units > 0).then(|| self.nand_write_units as f64 / self.host_write_units as f64)
+    }
+
+    /// Mean free blocks seen by host writes.
+    pub fn mean_free_blocks(&self) -> Option<f64> {
+        (self.host_write_units > 0).then(|| self.free_block_samples_sum as f64 / self.host_write_units as f64)
+    }
+}

@@ -1,0 +1,160 @@
+//! The page-level map: L2P (logical unit → physical unit), P2L (physical unit → logical unit) and
+//! a bitmap of which physical units hold valid data. P2L entries of invalid units are stale; the
+//! bitmap is the truth.
+
+use crate::units::{Lpn, Ppa, UNMAPPED};
+
+#[derive(Clone, Debug)]
+pub struct Mapping {
+    l2p: Vec<Ppa>,
+    p2l: Vec<Lpn>,
+    valid: Vec<u64>,
+}
+
+impl Mapping {
+    pub fn new(user_units: u64, physical_units: u64) -> Mapping {
+        Mapping {
+            l2p: vec![UNMAPPED; user_units as usize],
+            p2l: vec![UNMAPPED; physical_units as usize],
+            valid: vec![0; physical_units.div_ceil(64) as usize],
+        }
+    }
+
+    /// Unmaps everything (secure erase).
+    pub fn clear(&mut self) {
+        self.l2p.fill(UNMAPPED);
+        self.p2l.fill(UNMAPPED);
+        self.valid.fill(0);
+    }
+
+    #[inline]
+    pub fn user_units(&self) -> u64 {
+        self.l2p.len() as u64
+    }
+
+    #[inline]
+    pub fn lookup(&self, lpn: Lpn) -> Ppa {
+        self.l2p[lpn as usize]
+    }
+
+    #[inline]
+    pub fn owner(&self, ppa: Ppa) -> Lpn {
+        self.p2l[ppa as usize]
+    }
+
+    #[inline]
+    pub fn is_valid(&self, ppa: Ppa) -> bool {
+        self.valid[(ppa >> 6) as usize] & (1 << (ppa & 63)) != 0
+    }
+
+    /// Maps `lpn` to the freshly written `ppa` and returns the physical unit it replaces
+    /// (`UNMAPPED` if none), now invalid.
+    #[inline]
+    pub fn map(&mut self, lpn: Lpn, ppa: Ppa) -> Ppa {
+        let old = std::mem::replace(&mut self.l2p[lpn as usize], ppa);
+        self.p2l[ppa as usize] = lpn;
+        self.valid[(ppa >> 6) as usize] |= 1 << (ppa & 63);
+        if old != UNMAPPED {
+            self.valid[(old >> 6) as usize] &= !(1 << (old & 63));
+        }
+        old
+    }
+
+    /// Unmaps `lpn` and returns the physical unit it held (`UNMAPPED` if none), now invalid.
+    #[inline]
+    pub fn unmap(&mut self, lpn: Lpn) -> Ppa {
+        let old = std::mem::replace(&mut self.l2p[lpn as usize], UNMAPPED);
+        if old != UNMAPPED {
+            self.valid[(old >> 6) as usize] &= !(1 << (old & 63));
+        }
+        old
+    }
+
+    /// Number of valid units in `[start, start + len)`.
+    pub fn count_valid(&self, start: Ppa, len: u32) -> u32 {
+        let mut n = 0;
+        self.for_each_valid(start, len, |_| n += 1);
+        n
+    }
+
+    /// Calls `f` with every valid unit in `[start, start + len)`, in address order.
+    #[inline]
+    pub fn for_each_valid(&self, start: Ppa, len: u32, mut f: impl FnMut(Ppa)) {
+        let end = u64::from(start) + u64::from(len);
+        let mut pos = u64::from(start);
+        while pos < end {
+            let word = (pos >> 6) as usize;
+            let lo = pos & 63;
+            let hi = (end - (pos - lo)).min(64);
+            let mut bits = self.valid[word] >> lo;
+            if hi < 64 {
+                bits &= (1u64 << (hi - lo)) - 1;
+            }
+            while bits != 0 {
+                let tz = u64::from(bits.trailing_zeros());
+                f((pos + tz) as Ppa);
+                bits &= bits - 1;
+            }
+            pos = pos - lo + 64;
+        }
+    }
+
+    /// Marks every unit of `[start, start + len)` invalid (after an erase).
+    pub fn clear_range(&mut self, start: Ppa, len: u32) {
+        let collected: Vec<Ppa> = {
+            let mut v = Vec::new();
+            self.for_each_valid(start, len, |p| v.push(p));
+            v
+        };
+        for p in collected {
+            self.valid[(p >> 6) as usize] &= !(1 << (p & 63));
+        }
+    }
+
+    /// Iterates the L2P table: `(lpn, ppa)` for every mapped unit.
+    pub fn mapped(&self) -> impl Iterator<Item = (Lpn, Ppa)> + '_ {
+        self.l2p
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p != UNMAPPED)
+            .map(|(l, &p)| (l as Lpn, p))
+    }
+
+    /// Bytes held by the tables, for memory figures.
+    pub fn table_bytes(&self) -> u64 {
+        (self.l2p.len() * 4 + self.p2l.len() * 4 + self.valid.len() * 8) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_replaces_and_invalidates() {
+        let mut m = Mapping::new(4, 130);
+        assert_eq!(m.map(1, 70), UNMAPPED);
+        assert!(m.is_valid(70));
+        assert_eq!(m.map(1, 129), 70);
+        assert!(!m.is_valid(70) && m.is_valid(129));
+        assert_eq!(m.owner(129), 1);
+        assert_eq!(m.unmap(1), 129);
+        assert!(!m.is_valid(129));
+        assert_eq!(m.unmap(1), UNMAPPED);
+    }
+
+    #[test]
+    fn iterates_valid_units_across_words() {
+        let mut m = Mapping::new(8, 200);
+        for (l, p) in [(0, 3), (1, 63), (2, 64), (3, 127), (4, 150), (5, 199)] {
+            m.map(l, p);
+        }
+        let mut seen = Vec::new();
+        m.for_each_valid(60, 100, |p| seen.push(p));
+        assert_eq!(seen, vec![63, 64, 127, 150]);
+        assert_eq!(m.count_valid(0, 200), 6);
+        assert_eq!(m.count_valid(64, 64), 2);
+        m.clear_range(60, 100);
+        assert_eq!(m.count_valid(0, 200), 2);
+    }
+}

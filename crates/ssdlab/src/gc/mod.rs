@@ -1,0 +1,98 @@
+//! GC victim selection. Each policy lives in its own module and cites its source; they read block
+//! state only ([`Candidates`]). The FTL owns the policy and does the cleaning.
+
+mod cost_benefit;
+mod d_choices;
+mod fifo;
+mod greedy;
+
+pub use cost_benefit::CostBenefit;
+pub use d_choices::DChoices;
+pub use fifo::Fifo;
+pub use greedy::Greedy;
+
+use crate::config::GcPolicy;
+use crate::nand::{BlockState, Blocks};
+
+/// What a policy may look at: the block state of one die.
+pub struct Candidates<'a> {
+    pub blocks: &'a Blocks,
+    /// First block of the die.
+    pub first: u32,
+    /// Blocks in the die.
+    pub count: u32,
+    pub units_per_block: u32,
+    /// The drive's unit-write sequence counter now (the age clock).
+    pub now_seq: u64,
+}
+
+impl Candidates<'_> {
+    #[inline]
+    pub fn is_closed(&self, block: u32) -> bool {
+        self.blocks.state[block as usize] == BlockState::Closed
+    }
+
+    /// The closed block with the fewest valid units (lowest index on ties).
+    pub fn emptiest(&self) -> Option<u32> {
+        let range = self.first as usize..(self.first + self.count) as usize;
+        let mut best: Option<(u32, u32)> = None;
+        for (i, (&valid, &state)) in self.blocks.valid[range.clone()]
+            .iter()
+            .zip(&self.blocks.state[range])
+            .enumerate()
+        {
+            if state == BlockState::Closed && best.is_none_or(|(_, v)| valid < v) {
+                best = Some((self.first + i as u32, valid));
+                if valid == 0 {
+                    break;
+                }
+            }
+        }
+        best.map(|(b, _)| b)
+    }
+}
+
+/// The configured policy, dispatched statically.
+#[derive(Clone, Debug)]
+pub enum VictimPolicy {
+    Greedy(Greedy),
+    Fifo(Fifo),
+    CostBenefit(CostBenefit),
+    DChoices(DChoices),
+}
+
+impl VictimPolicy {
+    pub fn new(policy: GcPolicy, dies: u32, d: u32, seed: u64) -> VictimPolicy {
+        match policy {
+            GcPolicy::Greedy => VictimPolicy::Greedy(Greedy),
+            GcPolicy::Fifo => VictimPolicy::Fifo(Fifo::new(dies)),
+            GcPolicy::CostBenefit => VictimPolicy::CostBenefit(CostBenefit),
+            GcPolicy::DChoices => VictimPolicy::DChoices(DChoices::new(d, seed)),
+        }
+    }
+
+    /// A block of `die` was filled and closed.
+    #[inline]
+    pub fn on_closed(&mut self, die: u32, block: u32) {
+        if let VictimPolicy::Fifo(f) = self {
+            f.on_closed(die, block);
+        }
+    }
+
+    /// Every block was erased (secure erase).
+    pub fn reset(&mut self) {
+        if let VictimPolicy::Fifo(f) = self {
+            f.reset();
+        }
+    }
+
+    /// The next block of `die` to clean, or `None` if it has no closed block.
+    pub fn select(&mut self, die: u32, c: &Candidates<'_>) -> Option<u32> {
+        match self {
+            VictimPolicy::Greedy(p) => p.select(c),
+            VictimPolicy::Fifo(p) => p.select(die, c),
+            VictimPolicy::CostBenefit(p) => p.select(c),
+            VictimPolicy::DChoices(p) => p.select(c),
+        }
+    }
+}

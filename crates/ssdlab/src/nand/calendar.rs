@@ -1,0 +1,191 @@
+//! A channel's reservation calendar. Dies queue their operations far ahead (a die in foreground
+//! GC has seconds of work booked), so a channel cannot be a single "free at" time: a transfer
+//! booked seconds ahead must not block other dies' transfers now. The calendar books transfers
+//! in the earliest gap at or after their ready time.
+//!
+//! Time is divided into slots of [`SLOT_NS`]; a ring bitmap marks booked slots from the floor
+//! (the earliest time any future request can be ready) onwards, and grows when bookings reach
+//! further ahead than it covers.
+
+use crate::units::SimTime;
+
+/// Calendar resolution: ready times are rounded up to a slot boundary (at most ~1 us late).
+pub const SLOT_NS: u64 = 1024;
+
+#[derive(Clone, Debug)]
+pub struct Calendar {
+    bits: Vec<u64>,
+    /// Ring capacity in slots (a power of two, 64 × bits.len()).
+    mask: u64,
+    /// Slots before this are in the past and free for reuse.
+    floor: u64,
+    /// One past the last booked slot.
+    horizon: u64,
+}
+
+impl Calendar {
+    pub fn new() -> Calendar {
+        let words = 1 << 10;
+        Calendar { bits: vec![0; words], mask: (words as u64 * 64) - 1, floor: 0, horizon: 0 }
+    }
+
+    #[inline]
+    fn cap(&self) -> u64 {
+        self.mask + 1
+    }
+
+    #[inline]
+    fn is_set(&self, slot: u64) -> bool {
+        let p = slot & self.mask;
+        self.bits[(p >> 6) as usize] & (1 << (p & 63)) != 0
+    }
+
+    /// Declares that no request will be ready before `t`; frees the slots behind it.
+    pub fn advance_floor(&mut self, t: SimTime) {
+        let new_floor = t.ns() / SLOT_NS;
+        if new_floor <= self.floor {
+            return;
+        }
+        let end = new_floor.min(self.horizon.max(self.floor));
+        if end > self.floor {
+            if end - self.floor >= self.cap() {
+                self.bits.fill(0);
+            } else {
+                self.set_range(self.floor, end, false);
+            }
+        }
+        self.floor = new_floor;
+        self.horizon = self.horizon.max(new_floor);
+    }
+
+    fn set_range(&mut self, from: u64, to: u64, value: bool) {
+        let mut s = from;
+        while s < to {
+            let p = s & self.mask;
+            let bit = p & 63;
+            let n = (64 - bit).min(to - s);
+            let m = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            let w = &mut self.bits[(p >> 6) as usize];
+            if value {
+                *w |= m;
+            } else {
+                *w &= !m;
+            }
+            s += n;
+        }
+    }
+
+    /// The last booked slot in `[from, to)`, if any.
+    fn last_set(&self, from: u64, to: u64) -> Option<u64> {
+        let mut s = to;
+        while s > from {
+            let end = s;
+            let p_end = (end - 1) & self.mask;
+            let bit_hi = p_end & 63;
+            let n = (bit_hi + 1).min(end - from);
+            let lo_bit = bit_hi + 1 - n;
+            let m = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << lo_bit };
+            let w = self.bits[(p_end >> 6) as usize] & m;
+            if w != 0 {
+                let top = 63 - u64::from(w.leading_zeros());
+                return Some(end - 1 - (bit_hi - top));
+            }
+            s = end - n;
+        }
+        None
+    }
+
+    fn grow(&mut self, needed: u64) {
+        let mut cap = self.cap();
+        while cap < needed {
+            cap *= 2;
+        }
+        let mut bigger = Calendar { bits: vec![0; (cap / 64) as usize], mask: cap - 1, floor: self.floor, horizon: self.horizon };
+        for s in self.floor..self.horizon {
+            if self.is_set(s) {
+                bigger.set_range(s, s + 1, true);
+            }
+        }
+        *self = bigger;
+    }
+
+    /// Books `duration` in the earliest gap starting at or after `ready`; returns its start.
+    pub fn book(&mut self, ready: SimTime, duration: SimTime) -> SimTime {
+        let k = duration.ns().div_ceil(SLOT_NS).max(1);
+        let mut s = ready.ns().div_ceil(SLOT_NS).max(self.floor);
+        loop {
+            if s + k > self.floor + self.cap() {
+                self.grow(s + k - self.floor);
+            }
+            if s >= self.horizon {
+                break;
+            }
+            match self.last_set(s, (s + k).min(self.horizon)) {
+                None => break,
+                Some(busy) => s = busy + 1,
+            }
+        }
+        self.set_range(s, s + k, true);
+        self.horizon = self.horizon.max(s + k);
+        SimTime(s * SLOT_NS)
+    }
+}
+
+impl Default for Calendar {
+    fn default() -> Self {
+        Calendar::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn books_into_gaps() {
+        let mut c = Calendar::new();
+        let us = |n: u64| SimTime(n * SLOT_NS);
+        assert_eq!(c.book(us(100), us(10)), us(100));
+        // Fits before the booking.
+        assert_eq!(c.book(us(0), us(50)), us(0));
+        // Does not fit between 50 and 100: goes after 110.
+        assert_eq!(c.book(us(40), us(60)), us(110));
+        // Fits exactly in the gap [50, 100).
+        assert_eq!(c.book(us(50), us(50)), us(50));
+        c.advance_floor(us(200));
+        assert_eq!(c.book(us(0), us(5)), us(200));
+    }
+
+    #[test]
+    fn grows_for_far_bookings() {
+        let mut c = Calendar::new();
+        let far = SimTime(10_000_000 * SLOT_NS);
+        assert_eq!(c.book(far, SimTime(3 * SLOT_NS)), far);
+        assert_eq!(c.book(far, SimTime(SLOT_NS)), far + SimTime(3 * SLOT_NS));
+        assert_eq!(c.book(SimTime(0), SimTime(SLOT_NS)), SimTime(0));
+    }
+
+    proptest! {
+        /// Bookings never overlap and never start before they are ready or before the floor.
+        #[test]
+        fn bookings_are_disjoint(ops in prop::collection::vec((0u64..5_000, 1u64..200, 0u64..50), 1..200)) {
+            let mut c = Calendar::new();
+            let mut booked: Vec<(u64, u64)> = Vec::new();
+            let mut floor = 0u64;
+            for (ready, len, step) in ops {
+                floor += step;
+                c.advance_floor(SimTime(floor * SLOT_NS));
+                let r = floor + ready;
+                let start = c.book(SimTime(r * SLOT_NS), SimTime(len * SLOT_NS)).ns() / SLOT_NS;
+                prop_assert!(start >= r);
+                for &(s, e) in &booked {
+                    if e > floor {
+                        prop_assert!(start >= e || start + len <= s, "overlap {:?} with {:?}", (start, start + len), (s, e));
+                    }
+                }
+                booked.push((start, start + len));
+            }
+        }
+    }
+}
