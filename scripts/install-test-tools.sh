@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what the browser end-to-end tests need, and nothing that is already there:
+#   - Chromium from Debian's packages (/usr/bin/chromium);
+#   - Playwright's Python package into the project's venv (default: .venv next to this script's repo).
+# The tests drive the system Chromium through `executable_path`; `playwright install` (which downloads
+# its own browser builds) is never run.
+#
+# Usage: scripts/install-test-tools.sh [PYTHON]     (PYTHON defaults to .venv/bin/python, else python3)
+# Idempotent: a second run does nothing and prints nothing but its final line.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+py="${1:-}"
+if [[ -z "$py" ]]; then
+    if [[ -x "$repo/.venv/bin/python" ]]; then py="$repo/.venv/bin/python"; else py="$(command -v python3)"; fi
+fi
+
+sudo_cmd=()
+if [[ "$(id -u)" -ne 0 ]]; then sudo_cmd=(sudo); fi
+
+if ! command -v chromium >/dev/null 2>&1 && [[ ! -x /usr/bin/chromium ]]; then
+    echo "install-test-tools: installing chromium (Debian)" >&2
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+        chromium fonts-dejavu-core >/dev/null
+fi
+
+if ! "$py" -c "import playwright.sync_api" >/dev/null 2>&1; then
+    echo "install-test-tools: installing playwright (PyPI) into $py" >&2
+    "$py" -m pip install --quiet --disable-pip-version-check "playwright>=1.40,<2"
+fi
+
+echo "install-test-tools: chromium $(command -v chromium || echo /usr/bin/chromium), playwright for $py: ok"
