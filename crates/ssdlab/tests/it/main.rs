@@ -1,1 +1,8 @@
-mod placeholder {}
+//! Integration tests of the core, built into one binary (`cargo test --release -p ssdlab --test it`).
+
+mod consistency;
+mod determinism;
+mod invariants;
+mod support;
+mod theory;
+mod throughput;
