@@ -24,6 +24,8 @@ pub enum Rw {
     Trim,
     /// Reads with probability `read_fraction`, writes otherwise.
     Mixed,
+    /// Each block is trimmed, then written (fio's `trimwrite`).
+    TrimWrite,
 }
 
 /// Where the requests go.
@@ -69,6 +71,113 @@ pub struct Workload {
     pub interval_ms: f64,
     /// Overrides the seed the scenario derives for this phase.
     pub seed: Option<u64>,
+    /// Random pattern only: visit every block once per pass, in a random order (fio's default
+    /// random map), instead of drawing with replacement.
+    pub random_map: bool,
+    /// Stop early once throughput is steady (fio's `ss`, `ss_dur`, `ss_ramp`).
+    pub steady_state: Option<SteadyState>,
+    /// Record completion times per 1/`position_buckets` of the span (HD Tach's MB/s against
+    /// position); 0 turns it off.
+    pub position_buckets: u32,
+}
+
+/// fio-style steady-state detection over one-second samples.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyState {
+    pub metric: SteadyMetric,
+    pub criterion: SteadyCriterion,
+    /// The limit: a fraction in percent of the window's mean when `percent`, else absolute
+    /// (IOPS or bytes/s for deviation; per second for slope).
+    pub limit: f64,
+    pub percent: bool,
+    /// Length of the window of samples that must be steady (fio's `ss_dur`).
+    pub window_s: f64,
+    /// Samples ignored at the start (fio's `ss_ramp`).
+    #[serde(default)]
+    pub ramp_s: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SteadyMetric {
+    Iops,
+    Bw,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SteadyCriterion {
+    /// Every sample within `limit` of the window's mean.
+    Deviation,
+    /// The least-squares slope of the window within `limit`.
+    Slope,
+}
+
+impl SteadyState {
+    /// Whether `samples` (the window, one per second) meet the criterion.
+    pub fn is_steady(&self, samples: &[f64]) -> bool {
+        let n = samples.len() as f64;
+        if samples.is_empty() {
+            return false;
+        }
+        let mean = samples.iter().sum::<f64>() / n;
+        let value = match self.criterion {
+            SteadyCriterion::Deviation => samples.iter().map(|x| (x - mean).abs()).fold(0.0, f64::max),
+            SteadyCriterion::Slope => {
+                let xm = (n - 1.0) / 2.0;
+                let (num, den) = samples.iter().enumerate().fold((0.0, 0.0), |(a, b), (i, &y)| {
+                    let dx = i as f64 - xm;
+                    (a + dx * (y - mean), b + dx * dx)
+                });
+                if den == 0.0 { 0.0 } else { (num / den).abs() }
+            }
+        };
+        let limit = if self.percent { self.limit / 100.0 * mean } else { self.limit };
+        mean > 0.0 && value <= limit
+    }
+}
+
+/// A pseudo-random permutation of `0..n`: a keyed bijection on the next power of two, walked in
+/// order, skipping values at or above `n`.
+#[derive(Clone, Debug)]
+struct Permutation {
+    n: u64,
+    bits: u32,
+    keys: [u64; 3],
+    next: u64,
+}
+
+impl Permutation {
+    fn new(n: u64, rng: &mut Xoshiro256PlusPlus) -> Permutation {
+        let bits = 64 - (n.max(2) - 1).leading_zeros();
+        Permutation { n, bits, keys: [rng.gen::<u64>() | 1, rng.gen::<u64>() | 1, rng.gen::<u64>() | 1], next: 0 }
+    }
+
+    #[inline]
+    fn mix(&self, mut x: u64) -> u64 {
+        let mask = if self.bits == 64 { u64::MAX } else { (1u64 << self.bits) - 1 };
+        let half = self.bits.div_ceil(2).max(1);
+        for &k in &self.keys {
+            x = (x ^ (k & mask)) & mask;
+            x = x.wrapping_mul(k) & mask;
+            x ^= x >> half;
+        }
+        x & mask
+    }
+
+    /// The next value, or `None` once all `n` were given.
+    fn next(&mut self) -> Option<u64> {
+        let m = 1u64 << self.bits;
+        while self.next < m {
+            let v = self.mix(self.next);
+            self.next += 1;
+            if v < self.n {
+                return Some(v);
+            }
+        }
+        None
+    }
 }
 
 impl Default for Workload {
@@ -90,6 +199,9 @@ impl Default for Workload {
             compressibility: 1.0,
             interval_ms: 1000.0,
             seed: None,
+            random_map: false,
+            steady_state: None,
+            position_buckets: 0,
         }
     }
 }
@@ -106,6 +218,11 @@ pub struct PhaseResult {
     pub latency: [Option<LatencyStats>; 3],
     /// Counter growth over the phase.
     pub counters: Counters,
+    /// With `steady_state`: the second at which the window was steady, if it was.
+    pub steady_state_at_s: Option<f64>,
+    /// With `position_buckets`: for each bucket of the span, when its last request completed
+    /// (ns since the phase started).
+    pub position_done_ns: Vec<u64>,
     #[serde(skip)]
     pub series: Series,
 }
@@ -197,6 +314,15 @@ impl Workload {
         if let Some(r) = self.rate_iops {
             finite_positive(&format!("{name}: rate_iops"), r)?;
         }
+        if let Some(ss) = &self.steady_state {
+            finite_positive(&format!("{name}: steady-state window"), ss.window_s)?;
+            if !(ss.limit.is_finite() && ss.limit >= 0.0) || !(ss.ramp_s.is_finite() && ss.ramp_s >= 0.0) {
+                return Err(Error::Workload(format!("{name}: steady-state limit and ramp must be zero or more")));
+            }
+        }
+        if self.position_buckets > 0 && self.pattern != Pattern::Sequential {
+            return Err(Error::Workload(format!("{name}: position buckets need a sequential pattern")));
+        }
         if self.io_limit == Some(0) || self.byte_limit == Some(0) {
             return Err(Error::Workload(format!("{name}: IO and byte limits must be positive")));
         }
@@ -244,12 +370,28 @@ impl Workload {
         let end_time = plan.end.map(|d| start + d);
         let mut slots: BinaryHeap<Reverse<SimTime>> = (0..self.queue_depth).map(|_| Reverse(start)).collect();
         let mut before = counters_before;
+        let mut permutation = (self.random_map && self.pattern == Pattern::Random)
+            .then(|| Permutation::new(blocks_in_span, &mut rng));
+        let buckets = u64::from(self.position_buckets);
+        let mut position_done = vec![0u64; buckets as usize];
+        let mut steady_at: Option<f64> = None;
+        let mut checked_second = 0u64;
 
         loop {
             let Reverse(mut t) = slots.pop().expect("the loop keeps queue_depth slots");
             if let Some(gap) = plan.rate_gap {
                 t = t.max(next_allowed);
                 next_allowed = t + gap;
+            }
+            if let Some(ss) = &self.steady_state {
+                let second = (t - start).ns() / NS_PER_SEC;
+                if second > checked_second {
+                    checked_second = second;
+                    if let Some(at) = steady_reached(ss, &series, second) {
+                        steady_at = Some(at);
+                        break;
+                    }
+                }
             }
             if end_time.is_some_and(|e| t >= e)
                 || plan.io_limit.is_some_and(|n| submitted_ios >= n)
@@ -259,7 +401,7 @@ impl Workload {
             }
             let kind = match self.rw {
                 Rw::Read => IoKind::Read,
-                Rw::Write => IoKind::Write,
+                Rw::Write | Rw::TrimWrite => IoKind::Write,
                 Rw::Trim => IoKind::Trim,
                 Rw::Mixed => {
                     if rng.gen::<f64>() < self.read_fraction {
@@ -270,7 +412,21 @@ impl Workload {
                 }
             };
             let lpn = match self.pattern {
-                Pattern::Random => plan.span_start + rng.gen_range(0..blocks_in_span) * plan.block_units,
+                Pattern::Random => {
+                    let block = match &mut permutation {
+                        Some(p) => match p.next() {
+                            Some(b) => b,
+                            None => {
+                                let mut fresh = Permutation::new(blocks_in_span, &mut rng);
+                                let b = fresh.next().expect("a span holds at least one block");
+                                *p = fresh;
+                                b
+                            }
+                        },
+                        None => rng.gen_range(0..blocks_in_span),
+                    };
+                    plan.span_start + block * plan.block_units
+                }
                 Pattern::Sequential => {
                     if cursor + plan.block_units > span_end {
                         cursor = plan.span_start;
@@ -281,7 +437,23 @@ impl Workload {
                 }
             };
             let io = Io { kind, lpn: lpn as u32, units: plan.block_units as u32 };
+            let t = if self.rw == Rw::TrimWrite {
+                let trim = Io { kind: IoKind::Trim, ..io };
+                let trimmed = drive.submit(trim, t)?;
+                ios[2] += 1;
+                bytes[2] += block_bytes;
+                latency[2].record((trimmed - t).ns());
+                series.completed(IoKind::Trim, (trimmed - start).ns(), block_bytes, (trimmed - t).ns());
+                trimmed
+            } else {
+                t
+            };
             let ack = drive.submit(io, t)?;
+            if buckets > 0 {
+                let b = ((lpn - plan.span_start) * buckets / plan.span_units) as usize;
+                let done = (ack - start).ns();
+                position_done[b] = position_done[b].max(done);
+            }
             let k = kind as usize;
             ios[k] += 1;
             bytes[k] += block_bytes;
@@ -312,7 +484,11 @@ impl Workload {
                 }
             }
         }
-        let end = end_time.map_or(last_ack, |e| e.max(last_ack));
+        // A time-based phase lasts its duration, unless steady state ended it early.
+        let end = match (end_time, steady_at) {
+            (Some(e), None) => e.max(last_ack),
+            _ => last_ack,
+        };
         drive.advance_to(end);
         let intervals = (end - start).ns().div_ceil(plan.interval_ns) as usize;
         series.resize(intervals.max(1));
@@ -324,7 +500,70 @@ impl Workload {
             bytes,
             latency: latency.map(|l| l.stats()),
             counters: drive.counters().since(&counters_before),
+            steady_state_at_s: steady_at,
+            position_done_ns: position_done,
             series,
         })
+    }
+}
+
+/// Checks the steady-state window ending at `second` (exclusive) on one-second samples.
+fn steady_reached(ss: &SteadyState, series: &Series, second: u64) -> Option<f64> {
+    let per_second = NS_PER_SEC / series.interval_ns.max(1);
+    let window = ss.window_s.ceil() as u64;
+    let ramp = ss.ramp_s.ceil() as u64;
+    if second < ramp + window || per_second == 0 {
+        return None;
+    }
+    let samples: Vec<f64> = (second - window..second)
+        .map(|sec| {
+            let range = (sec * per_second) as usize..((sec + 1) * per_second) as usize;
+            let sum = |v: &[Vec<u64>; 3]| -> u64 {
+                v.iter().map(|d| d.get(range.clone()).map_or(0, |r| r.iter().sum::<u64>())).sum()
+            };
+            match ss.metric {
+                SteadyMetric::Iops => sum(&series.ios) as f64,
+                SteadyMetric::Bw => sum(&series.bytes) as f64,
+            }
+        })
+        .collect();
+    ss.is_steady(&samples).then_some(second as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutations_visit_every_value_once() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        for n in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let mut p = Permutation::new(n, &mut rng);
+            let mut seen: Vec<u64> = std::iter::from_fn(|| p.next()).collect();
+            assert_eq!(seen.len() as u64, n);
+            seen.sort_unstable();
+            assert!(seen.iter().enumerate().all(|(i, &v)| i as u64 == v));
+        }
+        let mut p = Permutation::new(1000, &mut rng);
+        let first: Vec<u64> = (0..10).filter_map(|_| p.next()).collect();
+        assert_ne!(first, (0..10).collect::<Vec<_>>(), "not the identity");
+    }
+
+    #[test]
+    fn steady_state_criteria() {
+        let dev = SteadyState {
+            metric: SteadyMetric::Iops,
+            criterion: SteadyCriterion::Deviation,
+            limit: 10.0,
+            percent: true,
+            window_s: 4.0,
+            ramp_s: 0.0,
+        };
+        assert!(dev.is_steady(&[100.0, 105.0, 95.0, 100.0]));
+        assert!(!dev.is_steady(&[100.0, 120.0, 95.0, 100.0]));
+        let slope = SteadyState { criterion: SteadyCriterion::Slope, limit: 1.0, ..dev.clone() };
+        assert!(slope.is_steady(&[100.0, 100.5, 101.0, 101.5]));
+        assert!(!slope.is_steady(&[100.0, 110.0, 120.0, 130.0]));
+        assert!(!dev.is_steady(&[0.0, 0.0]));
     }
 }

@@ -6,3 +6,4 @@ mod invariants;
 mod support;
 mod theory;
 mod throughput;
+mod workload;
