@@ -1,0 +1,168 @@
+"""An interactive HTML report over result directories, like the review pages.
+
+``ssdlab report RUN_DIR... -o report.html`` and the ``--report`` flag of the scenario commands call
+:func:`write_report`. The page is one self-contained file (plotly.js inline, no network) with a
+section per test found among the runs:
+
+* **Summary**: a table of the consistency figures (clean IOPS, steady mean/min, WA, steady WA,
+  latency percentiles);
+* **Performance consistency**: IOPS per second on three views (whole run log scale, steady-state
+  zoom log scale, zoom linear scale), each with a row of drive buttons and a row of spare-area
+  buttons ("Default", "25% Spare Area");
+* **Performance over time & TRIM**: HD Tach-style MB/s against position, buttons per drive and pass;
+* **Write amplification**: worst-case WA bars across runs (measured and speed-ratio estimate);
+* **Used vs new**: MB/s bars per state.
+
+The package splits the work one job per module: ``load`` (directories -> runs, errors),
+``charts`` (plotly specs and button grouping), ``tables`` (summary figures), ``page`` (HTML) and
+``assets`` (style sheet and script).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .charts import Chart, consistency_charts, hdtach_chart, used_vs_new_chart, wa_chart
+from .load import ConsistencyRun, HdtachRun, Run, SsdlabError, UsedVsNewRun, WaRun, load_runs
+from .page import Section, render
+from .tables import Table, consistency_table, hdtach_table, used_vs_new_table, wa_table
+
+__all__ = ["Report", "build_report", "load_runs", "write_report"]
+
+
+@dataclass
+class Report:
+    title: str
+    intro: str
+    sections: list[Section] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+
+    def charts(self) -> dict[str, Chart]:
+        return {i.id: i for s in self.sections for i in s.items if isinstance(i, Chart)}
+
+    def tables(self) -> dict[str, Table]:
+        return {i.id: i for s in self.sections for i in s.items if isinstance(i, Table)}
+
+    def html(self, *, plotly: str | None = None) -> str:
+        return render(self.title, self.intro, self.sections, _footer(), plotly=plotly)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("ssdlab")
+    except Exception:  # not installed as a distribution (e.g. a source checkout)
+        return "dev"
+
+
+def _footer() -> str:
+    return (
+        f"Made by ssdlab {_version()} from the result directories named in the summary table. "
+        "Hover a chart for exact values; drag to zoom, double-click to reset; "
+        "the buttons under a chart switch the data shown."
+    )
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _default_title(runs: Sequence[Run]) -> str:
+    drives = list(dict.fromkeys(r.drive for r in runs))
+    shown = drives if len(drives) <= 3 else drives[:3] + [f"{len(drives) - 3} more"]
+    return f"SSD report: {_and(shown)}"
+
+
+def _intro(runs: Sequence[Run]) -> str:
+    kinds: dict[str, int] = {}
+    for run in runs:
+        kinds[run.scenario] = kinds.get(run.scenario, 0) + 1
+    sim = sorted({r.drive for r in runs if r.simulated})
+    real = sorted({r.device for r in runs if r.device})
+    what = _and([_plural(n, f"{k} run") for k, n in kinds.items()])
+    who = []
+    if sim:
+        who.append(_plural(len(sim), "simulated drive"))
+    if real:
+        who.append(f"{_plural(len(real), 'real device')} ({', '.join(real)})")
+    dirs = _plural(len(runs), "result directory", "result directories")
+    return f"Built from {dirs}: {what}, on {_and(who)}."
+
+
+def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
+    """Assemble the sections from loaded runs (see :func:`load_runs`)."""
+    report = Report(title or _default_title(runs), _intro(runs), runs=list(runs))
+    ctable = consistency_table(runs)
+    if ctable:
+        report.sections.append(
+            Section("summary", "Summary", "The consistency runs' figures; hover a column header for its meaning.",
+                    [ctable])
+        )
+    cons = consistency_charts(runs)
+    if cons:
+        first = next(r for r in runs if isinstance(r, ConsistencyRun))
+        duration = first.figure("duration_s")
+        lede = (
+            "A secure-erased drive is filled sequentially, then written with random writes across the tested "
+            "span for "
+            + (f"{duration:g} s" if duration else "the run")
+            + "; IOPS are recorded every second. The first chart shows the whole run (log scale), the second "
+            "zooms into steady state (log scale), the third shows the same zoom on a linear scale. "
+            "Spare area is the share of user LBAs left unused. Each set keeps one scale for all drives."
+        )
+        report.sections.append(Section("consistency", "Performance consistency", lede, list(cons)))
+    hd = hdtach_chart(runs)
+    if hd:
+        lede = (
+            "Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
+            "after idle time and after TRIM, in the order the procedure ran them."
+        )
+        table = hdtach_table(runs)
+        report.sections.append(
+            Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])
+        )
+    wa = wa_chart(runs)
+    if wa:
+        lede = (
+            "Write amplification under the worst case (4 KiB random writes to a full drive): measured as NAND "
+            "writes per host write, and estimated the reviews' way as clean speed over worst-case speed."
+        )
+        table = wa_table(runs)
+        report.sections.append(Section("wa", "Write amplification", lede, [wa, *([table] if table else [])]))
+    uvn = used_vs_new_chart(runs)
+    if uvn:
+        table = used_vs_new_table(runs)
+        report.sections.append(
+            Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
+                    [uvn, *([table] if table else [])])
+        )
+    return report
+
+
+def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) -> Path:
+    """Write the interactive report over ``run_dirs`` to ``out`` (an .html file) and return its path.
+
+    Raises :class:`ssdlab.errors.SsdlabError` naming the directory when one is not a readable
+    result directory (docs/results.md).
+    """
+    runs = load_runs(run_dirs)
+    page = build_report(runs, title).html()
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise SsdlabError(f"report: cannot write {out}: {exc.strerror or exc}") from None
+    return out
+
+
+# re-exported for callers that check types
+__all__ += ["ConsistencyRun", "HdtachRun", "UsedVsNewRun", "WaRun", "SsdlabError"]

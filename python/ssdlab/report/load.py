@@ -1,0 +1,334 @@
+"""Read result directories (docs/results.md) into typed runs, and name them.
+
+One job: turn a list of directories into :class:`Run` objects whose data the charts can use,
+or fail with one line that names the directory and what is missing. Nothing here knows about
+plotly or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+try:
+    from ssdlab.errors import SsdlabError
+except ImportError:  # pragma: no cover - until ssdlab.errors lands
+
+    class SsdlabError(Exception):  # type: ignore[no-redef]
+        """A user-facing error: the CLI prints it as one line."""
+
+
+__all__ = [
+    "ConsistencyRun",
+    "HdtachRun",
+    "Pass",
+    "Run",
+    "SsdlabError",
+    "UsedVsNewRun",
+    "WaRun",
+    "expand_run_dirs",
+    "load_run",
+    "load_runs",
+    "spare_label",
+]
+
+SUMMARY = "summary.json"
+
+#: scenario name in summary.json -> the run class that reads it (filled below).
+SCENARIOS: dict[str, type[Run]] = {}
+
+
+def spare_label(pct: float | None) -> str:
+    """The button label of a spare-area setting, as the review pages print it."""
+    if pct is None or pct == 0:
+        return "Default"
+    return f"{pct:g}% Spare Area"
+
+
+def _num(value: Any) -> float | None:
+    """A finite number, or None (null, NaN, missing, or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Run:
+    """One result directory. ``name`` is set by :func:`load_runs` (unique across the report)."""
+
+    path: Path
+    summary: dict[str, Any]
+    name: str = ""
+
+    #: the ``scenario`` values this class reads, and the report section it belongs to
+    scenario_names: ClassVar[tuple[str, ...]] = ()
+    kind: ClassVar[str] = ""
+
+    # --- identity -------------------------------------------------------------------------
+    @property
+    def scenario(self) -> str:
+        return str(self.summary["scenario"])
+
+    @property
+    def drive(self) -> str:
+        return str(self.summary["drive"])
+
+    @property
+    def device(self) -> str | None:
+        """The real device path, or None for a simulated drive."""
+        dev = self.summary.get("device")
+        return None if dev in (None, "") else str(dev)
+
+    @property
+    def simulated(self) -> bool:
+        return self.device is None
+
+    @property
+    def spare_area_pct(self) -> float | None:
+        return _num(self.summary.get("spare_area_pct"))
+
+    def default_name(self) -> str:
+        """``label`` from the summary, else the drive plus its spare-area setting."""
+        label = self.summary.get("label")
+        if isinstance(label, str) and label.strip():
+            return label.strip()
+        if self.spare_area_pct is None:
+            return self.drive
+        spare = "default spare area" if not self.spare_area_pct else f"{self.spare_area_pct:g}% spare area"
+        return f"{self.drive} · {spare}"
+
+    def figure(self, key: str) -> float | None:
+        """A number from the summary (dotted keys reach into objects), or None if absent/null."""
+        node: Any = self.summary
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
+        return _num(node)
+
+    # --- reading --------------------------------------------------------------------------
+    def _read(self) -> None:
+        """Read and check the scenario's own files (overridden)."""
+
+    def _csv(self, name: str, columns: Sequence[str], numeric: Sequence[str]) -> pd.DataFrame:
+        path = self.path / name
+        if not path.is_file():
+            raise SsdlabError(f"{self.path}: {self.scenario} result without {name}")
+        try:
+            frame = pd.read_csv(path)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise SsdlabError(f"{path}: unreadable CSV ({str(exc).strip().splitlines()[0]})") from None
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise SsdlabError(f"{path}: missing column {', '.join(repr(c) for c in missing)}")
+        for col in numeric:
+            values = pd.to_numeric(frame[col], errors="coerce")
+            if values.isna().any():
+                row = int(values.isna().to_numpy().nonzero()[0][0]) + 2  # 1-based, after the header
+                raise SsdlabError(f"{path}: column {col!r} has a non-number on line {row}")
+            frame[col] = values
+        return frame
+
+    def _require(self, *keys: str) -> None:
+        missing = [k for k in keys if k not in self.summary]
+        if missing:
+            raise SsdlabError(f"{self.path / SUMMARY}: missing {', '.join(repr(k) for k in missing)}")
+
+
+@dataclass
+class ConsistencyRun(Run):
+    scenario_names = ("consistency",)
+    kind = "consistency"
+    time_s: list[float] = field(default_factory=list)
+    iops: list[float] = field(default_factory=list)
+
+    def _read(self) -> None:
+        self._require("spare_area_pct", "zoom_start_s")
+        if _num(self.summary["zoom_start_s"]) is None:
+            raise SsdlabError(f"{self.path / SUMMARY}: 'zoom_start_s' is not a number")
+        frame = self._csv("iops.csv", ("time_s", "iops"), ("time_s", "iops"))
+        if frame.empty:
+            raise SsdlabError(f"{self.path / 'iops.csv'}: no rows")
+        self.time_s = frame["time_s"].tolist()
+        self.iops = frame["iops"].tolist()
+
+    @property
+    def zoom_start_s(self) -> float:
+        return float(self.summary["zoom_start_s"])
+
+    @property
+    def duration_s(self) -> float:
+        return self.figure("duration_s") or (self.time_s[-1] + 1 if self.time_s else 0.0)
+
+    def zoom(self) -> tuple[list[float], list[float]]:
+        """The per-second samples from ``zoom_start_s`` on."""
+        start = next((i for i, t in enumerate(self.time_s) if t >= self.zoom_start_s), len(self.time_s))
+        return self.time_s[start:], self.iops[start:]
+
+
+@dataclass
+class Pass:
+    """One sequential pass of an HD Tach-style run."""
+
+    name: str
+    position_pct: list[float]
+    mb_s: list[float]
+    avg_mb_s: float
+    min_mb_s: float
+    pct_of_clean: float | None
+
+
+@dataclass
+class HdtachRun(Run):
+    scenario_names = ("hdtach", "torture")
+    kind = "hdtach"
+    passes: list[Pass] = field(default_factory=list)
+
+    def _read(self) -> None:
+        frame = self._csv("hdtach.csv", ("pass", "position_pct", "mb_s"), ("position_pct", "mb_s"))
+        if frame.empty:
+            raise SsdlabError(f"{self.path / 'hdtach.csv'}: no rows")
+        frame["pass"] = frame["pass"].astype(str)
+        stated = {}
+        for item in self.summary.get("passes") or []:
+            if isinstance(item, Mapping) and "name" in item:
+                stated[str(item["name"])] = item
+        clean_avg: float | None = None
+        for name in dict.fromkeys(frame["pass"]):  # run order, as in the CSV
+            rows = frame[frame["pass"] == name]
+            given = stated.get(name, {})
+            avg = _num(given.get("avg_mb_s"))
+            low = _num(given.get("min_mb_s"))
+            avg = float(rows["mb_s"].mean()) if avg is None else avg
+            low = float(rows["mb_s"].min()) if low is None else low
+            if clean_avg is None:
+                clean_avg = avg
+            pct = _num(given.get("pct_of_clean"))
+            if pct is None and clean_avg:
+                pct = 100.0 * avg / clean_avg
+            self.passes.append(
+                Pass(name, rows["position_pct"].tolist(), rows["mb_s"].tolist(), avg, low, pct)
+            )
+
+
+@dataclass
+class UsedVsNewRun(Run):
+    scenario_names = ("used-vs-new", "used_vs_new")
+    kind = "used-vs-new"
+    states: list[str] = field(default_factory=list)
+    mb_s: list[float] = field(default_factory=list)
+    iops: list[float] = field(default_factory=list)
+
+    def _read(self) -> None:
+        frame = self._csv("used_vs_new.csv", ("state", "mb_s", "iops"), ("mb_s", "iops"))
+        if frame.empty:
+            raise SsdlabError(f"{self.path / 'used_vs_new.csv'}: no rows")
+        self.states = frame["state"].astype(str).tolist()
+        self.mb_s = frame["mb_s"].tolist()
+        self.iops = frame["iops"].tolist()
+
+
+@dataclass
+class WaRun(Run):
+    scenario_names = ("wa",)
+    kind = "wa"
+
+    def _read(self) -> None:
+        self._require("write_amplification", "speed_ratio_estimate")
+
+
+for _cls in (ConsistencyRun, HdtachRun, UsedVsNewRun, WaRun):
+    for _name in _cls.scenario_names:
+        SCENARIOS[_name] = _cls
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    file = path / SUMMARY
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SsdlabError(f"{path}: not an ssdlab result directory (no {SUMMARY})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SsdlabError(f"{file}: unreadable ({exc})") from None
+    try:
+        summary = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SsdlabError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(summary, dict):
+        raise SsdlabError(f"{file}: not a JSON object")
+    return summary
+
+
+def load_run(path: Path) -> Run:
+    """Read one result directory. Raises :class:`SsdlabError` naming the directory on any problem."""
+    path = Path(path)
+    if not path.is_dir():
+        raise SsdlabError(f"{path}: no such result directory")
+    summary = _read_summary(path)
+    missing = [k for k in ("scenario", "drive") if k not in summary]
+    if missing:
+        raise SsdlabError(f"{path / SUMMARY}: missing {', '.join(repr(k) for k in missing)}")
+    scenario = str(summary["scenario"])
+    cls = SCENARIOS.get(scenario)
+    if cls is None:
+        known = ", ".join(sorted(SCENARIOS))
+        raise SsdlabError(f"{path / SUMMARY}: unknown scenario {scenario!r} (known: {known})")
+    run = cls(path=path, summary=summary)
+    run._read()
+    return run
+
+
+def expand_run_dirs(paths: Iterable[Path]) -> list[Path]:
+    """The result directories named, in order, without repeats.
+
+    A directory without ``summary.json`` whose immediate subdirectories have one stands for those
+    subdirectories (sorted by name), so a folder of runs can be given as one argument.
+    """
+    out: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir() and not (path / SUMMARY).exists():
+            children = sorted(p for p in path.iterdir() if (p / SUMMARY).is_file())
+            if children:
+                out.update(dict.fromkeys(children))
+                continue
+        out[path] = None
+    seen: set[Path] = set()
+    unique = []
+    for path in out:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(path)
+    return unique
+
+
+def load_runs(paths: Iterable[Path]) -> list[Run]:
+    """Read every directory (see :func:`expand_run_dirs`) and give each run a unique name.
+
+    Names come from the summaries (``label``, else drive + spare area); a name shared by several
+    runs of one section gets the directory's name appended, then its whole path if that is not
+    enough. (Runs of different sections may share a name: "mlc-256" torture and used-vs-new runs.)
+    """
+    dirs = expand_run_dirs(paths)
+    if not dirs:
+        raise SsdlabError("report: no result directories given")
+    runs = [load_run(p) for p in dirs]
+    base = [r.default_name() for r in runs]
+    names = list(base)
+    # names must differ where runs meet: within a section, and between consistency and wa runs
+    # (both feed the write-amplification chart)
+    group = [("wa" if r.kind == "consistency" else r.kind) for r in runs]
+    for suffix in (lambda r: f" ({r.path.name})", lambda r: f" ({r.path})"):
+        keys = list(zip(group, names))
+        dupes = {k for k in keys if keys.count(k) > 1}
+        names = [b + suffix(r) if k in dupes else k[1] for k, b, r in zip(keys, base, runs)]
+    for run, name in zip(runs, names):
+        run.name = name
+    return runs

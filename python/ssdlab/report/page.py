@@ -1,0 +1,144 @@
+"""Lay a built report out as one self-contained HTML page.
+
+One job: HTML. Everything the page needs is inline: the style sheet, plotly.js itself (from the
+installed ``plotly`` package, no CDN) and the chart data, so the file opens from disk with no
+network. The output depends only on its input (no dates, no random ids).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .assets import CSS, JS
+from .charts import Chart
+from .tables import MISSING, Table
+
+__all__ = ["Section", "render", "plotly_js"]
+
+
+@dataclass
+class Section:
+    id: str
+    heading: str
+    lede: str = ""
+    #: charts and tables in display order
+    items: list[Chart | Table] = field(default_factory=list)
+
+
+def plotly_js() -> str:
+    """The full plotly.js bundle shipped with the plotly package."""
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinities become null (plotly leaves a gap)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _json_for_script(data: Any) -> str:
+    text = json.dumps(_clean(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # inside <script>, "</" could close the element; "<!--" could open a comment state
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _chart(chart: Chart) -> str:
+    out = [f'<figure class="chart" id="figure-{_e(chart.id)}">', f'<div class="plot" id="plot-{_e(chart.id)}" data-chart="{_e(chart.id)}"></div>']
+    if chart.rows:
+        out.append(f'<div class="switch" role="group" aria-label="data shown" data-chart="{_e(chart.id)}">')
+        for r, (name, labels) in enumerate(chart.rows):
+            out.append(f'<span class="row-name">{_e(name)}</span><div class="buttons">')
+            for i, label in enumerate(labels):
+                out.append(
+                    f'<button type="button" data-chart="{_e(chart.id)}" data-row="{r}" data-index="{i}" '
+                    f'aria-pressed="false">{_e(label)}</button>'
+                )
+            out.append("</div>")
+        out.append("</div>")
+    if chart.caption:
+        out.append(f"<figcaption>{_e(chart.caption)}</figcaption>")
+    out.append("</figure>")
+    return "\n".join(out)
+
+
+def _table(table: Table) -> str:
+    numeric = [all(row[i].numeric for row in table.rows) for i in range(len(table.columns))]
+    out = [f'<div class="table-wrap"><table id="{_e(table.id)}"><thead><tr>']
+    for col, num in zip(table.columns, numeric):
+        note = table.notes.get(col)
+        attrs = (' class="num"' if num else "") + (f' title="{_e(note)}"' if note else "")
+        out.append(f"<th{attrs}>{_e(col)}</th>")
+    out.append("</tr></thead><tbody>")
+    for row in table.rows:
+        out.append("<tr>")
+        for cell, num in zip(row, numeric):
+            classes = " ".join(c for c in ("num" if num else "", "missing" if cell.text == MISSING else "") if c)
+            attrs = f' class="{classes}"' if classes else ""
+            if cell.value is not None:
+                attrs += f' data-value="{cell.value!r}"'
+            out.append(f"<td{attrs}>{_e(cell.text)}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def render(title: str, intro: str, sections: list[Section], footer: str, *, plotly: str | None = None) -> str:
+    """The page. ``plotly`` overrides the inlined plotly.js (tests pass a stub to stay small)."""
+    charts = [item for s in sections for item in s.items if isinstance(item, Chart)]
+    body = []
+    for section in sections:
+        body.append(f'<section class="card" id="{_e(section.id)}">')
+        body.append(f"<h2>{_e(section.heading)}</h2>")
+        if section.lede:
+            body.append(f'<p class="lede">{_e(section.lede)}</p>')
+        for item in section.items:
+            body.append(_chart(item) if isinstance(item, Chart) else _table(item))
+        body.append("</section>")
+    nav = "".join(f'<a href="#{_e(s.id)}">{_e(s.heading)}</a>' for s in sections)
+    data = _json_for_script({"charts": [c.to_json() for c in charts]})
+    js = plotly_js() if plotly is None else plotly
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="generator" content="ssdlab report">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            '<header class="top"><div class="inner">',
+            '<div class="brand">ssdlab</div>',
+            f"<h1>{_e(title)}</h1>",
+            f'<p class="intro">{_e(intro)}</p>',
+            f"<nav>{nav}</nav>",
+            "</div></header>",
+            "<main>",
+            *body,
+            "</main>",
+            f"<footer>{footer}</footer>",
+            f'<script type="application/json" id="ssdlab-report">{data}</script>',
+            f'<script type="text/javascript">{js}</script>',
+            f'<script type="text/javascript">{JS}</script>',
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
