@@ -1,0 +1,665 @@
+"""fio jobs -> ssdlab steps.
+
+`plan(jobfile, user_bytes)` checks every job against what the simulator can honour and returns a
+`FioPlan`: the steps to run (a ``secure_erase`` -- the simulated drive starts fresh -- then each
+job's steps in file order) and, per job, what the output writers need (name, group, logs,
+percentiles, notes).
+
+How fio's notions map onto a workload (crates/ssdlab/src/workload.rs):
+
+========================  =====================================================================
+fio                       ssdlab
+========================  =====================================================================
+rw                        rw read/write/trim/mixed/trim-write + pattern sequential/random
+rwmixread / rwmixwrite    read_fraction (the last one written wins, as in fio)
+bs                        block_bytes (one size; per-direction sizes must agree)
+iodepth                   queue_depth (1 for synchronous engines such as the default psync)
+offset / size / filesize  offset_bytes / span_bytes (the region; % of the drive allowed)
+io_size, size, loops      byte_limit = (io_size or size or region) x loops
+runtime, time_based       duration_s (time_based drops the byte limit)
+number_ios                io_limit
+thinktime                 think_time_us (fio's thinktime_blocks=1 caps the depth at 1)
+rate_iops / rate          rate_iops (one-direction jobs)
+buffer_compress_percentage, zero_buffers, refill_buffers    compressibility
+randseed                  seed (otherwise derived from --seed and the step index)
+norandommap               random_map = false (fio's default random map: true)
+ss / ss_dur / ss_ramp     steady_state {metric, criterion, limit, percent, window_s, ramp_s}
+startdelay                an idle step before the job
+ramp_time                 an unreported run step of that length before the job
+log_avg_msec              interval_ms (1000 when unset: the simulator cannot log every IO)
+========================  =====================================================================
+
+Jobs run one after another. Jobs that fio would run at the same time (no ``stonewall`` between
+them) are rejected unless `sequential_jobs` is set, in which case they run in file order and a
+note says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from ssdlab.errors import SsdlabError
+from ssdlab.fio import options as opts
+from ssdlab.fio.jobfile import (
+    JobDef,
+    JobFile,
+    RawOption,
+    parse_bool,
+    parse_float,
+    parse_int,
+    parse_size,
+    parse_time_us,
+)
+
+UNIT = 4096
+# fio's default percentile list (stat.c); the core reports exactly these.
+DEFAULT_PERCENTILES: Tuple[float, ...] = (
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+)
+# Data that compresses completely (zeros) still costs some flash: SandForce SF-2281 drives wrote
+# 0.14 bytes of NAND per host byte of 100%-compressible data (review-data.md, section 3).
+MOST_COMPRESSIBLE = 0.14
+DEFAULT_LOG_MSEC = 1000
+
+_RW = {
+    # fio rw -> (ssdlab rw, pattern, directions used: "r", "w", "t")
+    "read": ("read", "sequential", "r"),
+    "write": ("write", "sequential", "w"),
+    "trim": ("trim", "sequential", "t"),
+    "randread": ("read", "random", "r"),
+    "randwrite": ("write", "random", "w"),
+    "randtrim": ("trim", "random", "t"),
+    "rw": ("mixed", "sequential", "rw"),
+    "readwrite": ("mixed", "sequential", "rw"),
+    "randrw": ("mixed", "random", "rw"),
+    "trimwrite": ("trim-write", "sequential", "tw"),
+    "randtrimwrite": ("trim-write", "random", "tw"),
+}
+_DIR_INDEX = {"r": 0, "w": 1, "t": 2}
+
+
+@dataclass
+class LogSpec:
+    kind: str  # "iops", "bw", "lat"
+    prefix: str
+
+
+@dataclass
+class Requirement:
+    """A core feature a job needs: a Workload field or an rw value."""
+
+    feature: str  # "random_map", "steady_state", "trim-write"
+    where: RawOption
+    message: str  # what to tell the user when the core lacks it
+
+
+@dataclass
+class JobPlan:
+    job: JobDef
+    name: str
+    index: int
+    groupid: int
+    description: Optional[str]
+    fio_rw: str
+    directions: str
+    block_bytes: int
+    iodepth: int
+    workload: Dict[str, Any]  # the measured phase's Workload
+    steps: List[Dict[str, Any]]  # this job's steps, the measured run last
+    logs: List[LogSpec] = field(default_factory=list)
+    log_msec: int = DEFAULT_LOG_MSEC
+    log_offset: bool = False
+    log_prio: bool = False
+    per_job_logs: bool = True
+    percentiles: Tuple[float, ...] = DEFAULT_PERCENTILES
+    clat_percentiles: bool = True
+    lat_percentiles: bool = False
+    steady_state: Optional[Dict[str, Any]] = None
+    steady_state_text: Optional[str] = None
+    requirements: List[Requirement] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class FioPlan:
+    path: str
+    user_bytes: int
+    jobs: List[JobPlan]
+    notes: List[str]
+    global_options: Dict[str, str]
+
+    def steps(self) -> List[Dict[str, Any]]:
+        """Every step: a secure erase (a fresh drive), then each job's steps."""
+        out: List[Dict[str, Any]] = [{"step": "secure_erase"}]
+        for j in self.jobs:
+            out.extend(j.steps)
+        return out
+
+    def measured_step_indices(self) -> List[int]:
+        """Index in `steps()` of each job's measured run step."""
+        out, i = [], 1
+        for j in self.jobs:
+            i += len(j.steps)
+            out.append(i - 1)
+        return out
+
+
+def options_dict(options: List[RawOption]) -> Dict[str, str]:
+    """Options as fio's JSON lists them (name -> value text; flags map to "")."""
+    return {o.name: (o.value if o.value is not None else "") for o in options}
+
+
+class _Job:
+    """Reads one job's effective options, remembering which were used."""
+
+    def __init__(self, job: JobDef):
+        self.job = job
+        self.opts = job.options
+        self.kb_base = 1024
+        kb = self.opts.get("kb_base")
+        if kb is not None:
+            self.kb_base = parse_int(kb)
+            if self.kb_base not in (1000, 1024):
+                raise kb.error(f"kb_base={kb.value}: must be 1000 or 1024")
+
+    def get(self, name: str) -> Optional[RawOption]:
+        return self.opts.get(opts.canonical(name))
+
+    def where(self) -> str:
+        return str(self.job.where)
+
+
+def _check_known(job: JobDef) -> List[str]:
+    """Rejects unknown and unsupported options; returns the host-only ones used."""
+    host: List[str] = []
+    for o in job.global_options + job.own_options:
+        s = opts.spec(o.name)
+        if s is None:
+            raise o.error(f"option '{o.name}' is not supported by the simulator{opts.suggestion(o.name)}")
+        if s.type == "set" and o.value is not None and o.value.strip() not in ("", "1", "0"):
+            raise o.error(f"option '{o.name}' takes no value (got '{o.value}')")
+        if s.kind == opts.HOST and o.key not in host:
+            host.append(o.key)
+    return host
+
+
+def _is_set(j: _Job, name: str) -> bool:
+    o = j.get(name)
+    if o is None:
+        return False
+    if o.value is None or o.value.strip() == "":
+        return True
+    return parse_bool(o)
+
+
+def _split_dirs(o: RawOption) -> List[Optional[str]]:
+    """fio's ``read,write,trim`` value lists: a value not followed by a comma also applies to the
+    directions after it; an empty entry means fio's default."""
+    parts = [p.strip() for p in (o.value or "").split(",")]
+    if len(parts) > 3:
+        raise o.error(f"{o.name}={o.value}: at most three values (read,write,trim)")
+    out: List[Optional[str]] = []
+    for i in range(3):
+        text = parts[i] if i < len(parts) else parts[-1]
+        out.append(text or None)
+    return out
+
+
+def _block_bytes(j: _Job, dirs: str) -> int:
+    o = j.get("bs")
+    if o is None:
+        return 4096
+    values = _split_dirs(o)
+    sizes = set()
+    for d in dirs:
+        text = values[_DIR_INDEX[d]]
+        if text is None:
+            sizes.add(4096)
+            continue
+        if "-" in text or ":" in text:
+            raise o.error(f"bs={o.value}: block size ranges are not supported by the simulator; give one size")
+        n = parse_size(o, j.kb_base, value=text)
+        assert isinstance(n, int)
+        sizes.add(n)
+    if len(sizes) != 1:
+        raise o.error(f"bs={o.value}: the simulator runs one request size per job; use the same size for every direction this rw uses")
+    bs = sizes.pop()
+    if bs <= 0 or bs % UNIT:
+        hint = ""
+        if "ib" in (o.value or "").lower() and j.kb_base == 1024:
+            hint = " (with fio's default kb_base=1024, 'KiB' means 1000 bytes; write 4k)"
+        raise o.error(f"bs={o.value} is {bs} bytes; the simulator needs a positive multiple of 4096{hint}")
+    ba = j.get("ba")
+    if ba is not None:
+        bav = parse_size(ba, j.kb_base)
+        if bav != bs:
+            raise ba.error(f"ba={ba.value}: alignment other than the block size is not supported by the simulator")
+    return bs
+
+
+def _engine(j: _Job) -> str:
+    o = j.get("ioengine")
+    name = (o.value or "").strip() if o is not None else opts.DEFAULT_ENGINE
+    if o is not None and name not in opts.BLOCK_ENGINES:
+        raise o.error(f"ioengine={name}: not a block-IO engine the simulator can stand in for")
+    return name
+
+
+def _per_dir_value(o: RawOption, dirs: str) -> Optional[str]:
+    values = _split_dirs(o)
+    used = {values[_DIR_INDEX[d]] for d in dirs}
+    if len(used) != 1:
+        raise o.error(f"{o.name}={o.value}: different limits per direction are not supported by the simulator")
+    return used.pop()
+
+
+def _round_down(n: int, unit: int) -> int:
+    return n // unit * unit
+
+
+def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPlan:
+    job = j.job
+    name = job.name
+    who = f"job '{name}'"
+
+    # numjobs
+    nj = j.get("numjobs")
+    iodepth_opt = j.get("iodepth")
+    iodepth = parse_int(iodepth_opt, 1, 65536) if iodepth_opt is not None else 1
+    if nj is not None:
+        n = parse_int(nj, 1)
+        if n != 1:
+            raise nj.error(
+                f"numjobs={n}: the simulator runs one job at a time; use numjobs=1 with "
+                f"iodepth={n * iodepth} for the same number of IOs in flight"
+            )
+    nf = j.get("nrfiles")
+    if nf is not None and parse_int(nf, 1) != 1:
+        raise nf.error(f"nrfiles={nf.value}: the simulated drive is one device; use nrfiles=1")
+
+    # rw
+    rw_opt = j.get("rw")
+    fio_rw = (rw_opt.value or "").strip() if rw_opt is not None else "read"
+    if ":" in fio_rw:
+        assert rw_opt is not None
+        raise rw_opt.error(f"rw={fio_rw}: offset modifiers (':N') are not supported by the simulator")
+    if fio_rw not in _RW:
+        where = rw_opt.error if rw_opt is not None else (lambda m: SsdlabError(f"{j.where()}: {m}"))
+        raise where(f"rw={fio_rw}: not supported by the simulator (use one of {', '.join(_RW)})")
+    core_rw, pattern, dirs = _RW[fio_rw]
+    seq = j.get("rw_sequencer")
+    if seq is not None and (seq.value or "").strip() != "sequential":
+        raise seq.error(f"rw_sequencer={seq.value}: only 'sequential' is supported by the simulator")
+    rd = j.get("random_distribution")
+    if rd is not None and (rd.value or "").strip() != "random":
+        raise rd.error(f"random_distribution={rd.value}: only uniform ('random') offsets are supported by the simulator")
+    pr = j.get("percentage_random")
+    if pr is not None:
+        want = "100" if pattern == "random" else "0"
+        if (pr.value or "").strip() not in (want, want + "%"):
+            raise pr.error(f"percentage_random={pr.value}: mixing random and sequential offsets is not supported by the simulator")
+
+    plan_notes: List[str] = []
+    requirements: List[Requirement] = []
+
+    # mix
+    read_fraction = 0.5
+    if core_rw == "mixed":
+        read_pct = 50
+        for o in job.global_options + job.own_options:
+            if o.key == "rwmixread":
+                read_pct = parse_int(o, 0, 100)
+            elif o.key == "rwmixwrite":
+                read_pct = 100 - parse_int(o, 0, 100)
+        read_fraction = read_pct / 100.0
+        if pattern == "sequential":
+            plan_notes.append(f"{who}: sequential reads and writes share one cursor (fio keeps one per direction)")
+
+    bs = _block_bytes(j, dirs)
+
+    # engine and depth
+    engine = _engine(j)
+    depth = iodepth
+    if engine in opts.SYNC_ENGINES and iodepth > 1:
+        depth = 1
+        plan_notes.append(
+            f"{who}: ioengine={engine}{' (the default)' if j.get('ioengine') is None else ''} is synchronous, "
+            f"so fio keeps one IO in flight whatever iodepth says; simulated at queue depth 1 "
+            f"(use ioengine=libaio or io_uring with direct=1 for iodepth={iodepth})"
+        )
+    direct = j.get("direct")
+    buffered = j.get("buffered")
+    is_direct = (direct is not None and parse_bool(direct)) or (buffered is not None and not parse_bool(buffered))
+    if not is_direct:
+        text = ("direct=0 (fio's default) would go through the page cache on a real host; the simulator "
+                "sends every IO to the drive, as with direct=1")
+        if text not in notes:
+            notes.append(text)
+
+    # region
+    offset = 0
+    off_opt = j.get("offset")
+    if off_opt is not None:
+        v = parse_size(off_opt, j.kb_base, allow_percent=True)
+        if isinstance(v, tuple):
+            align_opt = j.get("offset_align")
+            align = bs
+            if align_opt is not None:
+                a = parse_size(align_opt, j.kb_base)
+                assert isinstance(a, int)
+                align = a or bs
+            offset = math.ceil(int(user_bytes * v[1] / 100) / align) * align
+        else:
+            offset = v
+        if offset % UNIT:
+            raise off_opt.error(f"offset={off_opt.value} is {offset} bytes; the simulator needs a multiple of 4096")
+        if offset >= user_bytes:
+            raise off_opt.error(f"offset={off_opt.value} is at or beyond the end of the drive's {user_bytes} user bytes; lower it or pass a larger --capacity")
+
+    size_opt, filesize_opt = j.get("size"), j.get("filesize")
+    size_val = parse_size(size_opt, j.kb_base, allow_percent=True) if size_opt is not None else None
+    room = user_bytes - offset
+    region_opt: Optional[RawOption] = None
+    if filesize_opt is not None:
+        if filesize_opt.value and any(c in filesize_opt.value for c in "-:"):
+            raise filesize_opt.error(f"filesize={filesize_opt.value}: size ranges are not supported by the simulator")
+        fs = parse_size(filesize_opt, j.kb_base)
+        assert isinstance(fs, int)
+        span, region_opt = fs, filesize_opt
+    elif isinstance(size_val, tuple):
+        span = min(int(user_bytes * size_val[1] / 100), room)
+        span = _round_down(span, bs)
+        region_opt = size_opt
+    elif size_val is not None:
+        span, region_opt = size_val, size_opt
+    else:
+        span = room
+    if span <= 0:
+        raise (region_opt.error if region_opt else (lambda m: SsdlabError(f"{j.where()}: {m}")))(
+            f"{who}: the region is empty")
+    if span > room:
+        assert region_opt is not None
+        raise region_opt.error(
+            f"{region_opt.name}={region_opt.value} ({span} bytes) at offset {offset} runs past the drive's "
+            f"{user_bytes} user bytes; lower it or pass a larger --capacity"
+        )
+    whole = _round_down(span, bs)
+    if whole < bs:
+        raise (region_opt.error if region_opt else (lambda m: SsdlabError(f"{j.where()}: {m}")))(
+            f"{who}: the region ({span} bytes) is smaller than one block ({bs} bytes)")
+    if whole != span:
+        plan_notes.append(f"{who}: region rounded down from {span} to {whole} bytes (whole {bs}-byte blocks)")
+        span = whole
+
+    # amount
+    io_opt = j.get("io_size")
+    if io_opt is not None:
+        v = parse_size(io_opt, j.kb_base, allow_percent=True)
+        amount = int(span * v[1] / 100) if isinstance(v, tuple) else v
+    elif filesize_opt is not None and size_val is not None:
+        amount = int(span * size_val[1] / 100) if isinstance(size_val, tuple) else size_val
+    else:
+        amount = span
+    loops_opt = j.get("loops")
+    loops = parse_int(loops_opt, 1) if loops_opt is not None else 1
+    amount *= loops
+    if amount <= 0:
+        raise (io_opt or loops_opt or size_opt).error(f"{who}: nothing to do (0 bytes of IO)")  # type: ignore[union-attr]
+
+    # time
+    runtime_opt = j.get("runtime")
+    runtime_s = parse_time_us(runtime_opt, 1_000_000) / 1e6 if runtime_opt is not None else None
+    if runtime_s == 0:
+        runtime_s = None
+    time_based = _is_set(j, "time_based")
+    duration_s: Optional[float] = None
+    byte_limit: Optional[int] = amount
+    if time_based:
+        if runtime_s is None:
+            raise j.get("time_based").error(f"{who}: time_based needs runtime= (fio would run until stopped)")  # type: ignore[union-attr]
+        duration_s, byte_limit = runtime_s, None
+    elif runtime_s is not None:
+        duration_s = runtime_s
+    nios_opt = j.get("number_ios")
+    io_limit = parse_int(nios_opt, 1) if nios_opt is not None else None
+
+    # host think time and rate
+    think_us = 0.0
+    tt = j.get("thinktime")
+    if tt is not None:
+        think_us = float(parse_time_us(tt, 1))
+        tb = j.get("thinktime_blocks")
+        if tb is not None and parse_int(tb, 1) != 1:
+            raise tb.error(f"thinktime_blocks={tb.value}: only 1 (fio's default) is supported by the simulator")
+        if think_us > 0 and depth > 1:
+            plan_notes.append(f"{who}: thinktime after every block caps the queue depth at 1, as in fio (thinktime_blocks=1)")
+            depth = 1
+    rate_iops: Optional[float] = None
+    ri, rb = j.get("rate_iops"), j.get("rate")
+    if ri is not None and rb is not None:
+        raise rb.error("rate and rate_iops are mutually exclusive (as in fio)")
+    for o in (ri, rb):
+        if o is None:
+            continue
+        if core_rw == "mixed":
+            raise o.error(f"{o.name}={o.value}: rate limits on mixed jobs are per direction in fio; not supported by the simulator")
+        text = _per_dir_value(o, dirs[-1] if core_rw == "trim-write" else dirs)
+        if text is None:
+            continue
+        fake = RawOption(o.name, text, o.where)
+        n = parse_int(fake, 1) if o is ri else parse_size(fake, j.kb_base)
+        assert isinstance(n, int)
+        rate_iops = float(n) if o is ri else n / bs
+    rp = j.get("rate_process")
+    if rp is not None and (rp.value or "").strip() != "linear":
+        raise rp.error(f"rate_process={rp.value}: only 'linear' is supported by the simulator")
+
+    # data content
+    compressibility = 1.0
+    bcp = j.get("buffer_compress_percentage")
+    if _is_set(j, "zero_buffers"):
+        compressibility = MOST_COMPRESSIBLE
+        plan_notes.append(f"{who}: zero_buffers: all-zero data, compressibility {MOST_COMPRESSIBLE} (SF-2281's measured NAND/host for fully compressible data)")
+    elif bcp is not None:
+        pct = parse_int(bcp, 0, 100)
+        compressibility = max(1.0 - pct / 100.0, MOST_COMPRESSIBLE)
+    if compressibility < 1.0 and "w" not in dirs:
+        compressibility = 1.0
+
+    # randomness
+    seed: Optional[int] = None
+    rs = j.get("randseed")
+    if rs is not None:
+        seed = parse_int(rs, 0, 2**64 - 1)
+    rr = j.get("randrepeat")
+    if rr is not None and not parse_bool(rr) and rs is None:
+        plan_notes.append(f"{who}: randrepeat=0: simulated runs stay repeatable; pass another --seed for other offsets")
+    random_map: Optional[bool] = None
+    nrm = j.get("norandommap")
+    if pattern == "random":
+        random_map = not _is_set(j, "norandommap")
+        if random_map:
+            requirements.append(Requirement(
+                "random_map", rw_opt if rw_opt is not None else RawOption("rw", fio_rw, job.where),
+                f"{who}: fio's random map (each block once per pass, the default for rw={fio_rw}) needs a "
+                f"newer ssdlab core; add norandommap=1 to draw offsets with replacement",
+            ))
+    elif nrm is not None:
+        random_map = None
+
+    # steady state
+    ss_dur_opt = j.get("steadystate_duration")
+    steady: Optional[Dict[str, Any]] = None
+    steady_text: Optional[str] = None
+    if ss_dur_opt is not None and parse_time_us(ss_dur_opt, 1_000_000) > 0:
+        ss_opt = j.get("steadystate")
+        text = (ss_opt.value or "").strip() if ss_opt is not None else "iops_slope:0.01%"
+        where = ss_opt if ss_opt is not None else ss_dur_opt
+        if ":" not in text:
+            raise where.error(f"steadystate={text}: expected CRITERION:LIMIT, e.g. iops:10% or bw_slope:1%")
+        crit, limit_text = text.split(":", 1)
+        crit = crit.strip()
+        mapping = {"iops": ("iops", "deviation"), "iops_slope": ("iops", "slope"),
+                   "bw": ("bw", "deviation"), "bw_slope": ("bw", "slope")}
+        if crit not in mapping:
+            raise where.error(f"steadystate={text}: criterion '{crit}' is not supported by the simulator (use iops, iops_slope, bw or bw_slope)")
+        percent = limit_text.strip().endswith("%")
+        fake = RawOption(where.name, limit_text.strip().rstrip("%"), where.where)
+        limit = parse_float(fake)
+        if not (limit >= 0 and math.isfinite(limit)):
+            raise where.error(f"steadystate={text}: the limit must be zero or more")
+        window_s = parse_time_us(ss_dur_opt, 1_000_000) / 1e6
+        ramp_opt = j.get("steadystate_ramp_time")
+        ramp_s = parse_time_us(ramp_opt, 1_000_000) / 1e6 if ramp_opt is not None else 0.0
+        iv = j.get("steadystate_check_interval")
+        if iv is not None and parse_time_us(iv, 1_000_000) != 1_000_000:
+            raise iv.error(f"ss_interval={iv.value}: only the default 1s check interval is supported by the simulator")
+        metric, criterion = mapping[crit]
+        steady = {"metric": metric, "criterion": criterion, "limit": limit, "percent": percent,
+                  "window_s": window_s, "ramp_s": ramp_s}
+        steady_text = f"{crit}:{limit:f}{'%' if percent else ''}"
+        requirements.append(Requirement(
+            "steady_state", where,
+            f"{who}: steady-state detection (ss=, ss_dur=) needs a newer ssdlab core; remove ss_dur to run the job in full",
+        ))
+        if duration_s is None and byte_limit is not None and byte_limit <= span:
+            plan_notes.append(f"{who}: steady-state detection without time_based/runtime or loops may end with the region before steady state (as in fio)")
+
+    if core_rw == "trim-write":
+        requirements.append(Requirement(
+            "trim-write", rw_opt,  # type: ignore[arg-type]
+            f"{who}: rw={fio_rw} needs a newer ssdlab core (Workload rw 'trim-write')",
+        ))
+
+    # logs
+    logs: List[LogSpec] = []
+    for kind, key in (("iops", "write_iops_log"), ("bw", "write_bw_log"), ("lat", "write_lat_log")):
+        o = j.get(key)
+        if o is not None:
+            prefix = (o.value or "").strip() or name
+            logs.append(LogSpec(kind, prefix))
+    lam = j.get("log_avg_msec")
+    log_msec = parse_int(lam, 0) if lam is not None else 0
+    if log_msec == 0:
+        if logs:
+            plan_notes.append(
+                f"{who}: the simulator cannot log every IO; logs hold {DEFAULT_LOG_MSEC} ms averages "
+                f"(set log_avg_msec to choose the window)"
+            )
+        log_msec = DEFAULT_LOG_MSEC
+    lwv = j.get("log_window_value")
+    if lwv is not None and (lwv.value or "").strip() not in ("avg", "0"):
+        raise lwv.error(f"{lwv.name}={lwv.value}: only 'avg' windows are supported by the simulator")
+    log_offset = parse_bool(j.get("log_offset")) if j.get("log_offset") is not None else False  # type: ignore[arg-type]
+    log_prio = parse_bool(j.get("log_prio")) if j.get("log_prio") is not None else False  # type: ignore[arg-type]
+    per_job_logs = parse_bool(j.get("per_job_logs")) if j.get("per_job_logs") is not None else True  # type: ignore[arg-type]
+
+    # reporting
+    percentiles = DEFAULT_PERCENTILES
+    pl = j.get("percentile_list")
+    if pl is not None:
+        try:
+            wanted = tuple(float(x) for x in (pl.value or "").split(":") if x.strip())
+        except ValueError:
+            raise pl.error(f"percentile_list={pl.value}: expected numbers separated by ':'") from None
+        known = set(DEFAULT_PERCENTILES) | {100.0}
+        bad = [p for p in wanted if p not in known]
+        if bad or not wanted:
+            raise pl.error(f"percentile_list={pl.value}: the simulator reports only fio's default percentiles ({':'.join(f'{p:g}' for p in DEFAULT_PERCENTILES)}) and 100")
+        percentiles = wanted
+    lat_pct = parse_bool(j.get("lat_percentiles")) if j.get("lat_percentiles") is not None else False  # type: ignore[arg-type]
+    clat_pct = parse_bool(j.get("clat_percentiles")) if j.get("clat_percentiles") is not None else not lat_pct  # type: ignore[arg-type]
+    urr = j.get("unified_rw_reporting")
+    if urr is not None and (urr.value or "").strip() not in ("none", "0"):
+        raise urr.error(f"unified_rw_reporting={urr.value}: only 'none' is supported by the simulator")
+
+    desc = j.get("description")
+    interval_ms = float(log_msec)
+    workload: Dict[str, Any] = {
+        "label": name,
+        "rw": core_rw,
+        "pattern": pattern,
+        "read_fraction": read_fraction,
+        "block_bytes": bs,
+        "queue_depth": depth,
+        "offset_bytes": offset,
+        "span_bytes": span,
+        "duration_s": duration_s,
+        "io_limit": io_limit,
+        "byte_limit": byte_limit,
+        "think_time_us": think_us,
+        "rate_iops": rate_iops,
+        "compressibility": compressibility,
+        "interval_ms": interval_ms,
+        "seed": seed,
+    }
+    if random_map is not None:
+        workload["random_map"] = random_map
+    if steady is not None:
+        workload["steady_state"] = steady
+
+    steps: List[Dict[str, Any]] = []
+    sd = j.get("startdelay")
+    if sd is not None:
+        if sd.value and any(c in sd.value for c in "-:"):
+            raise sd.error(f"startdelay={sd.value}: ranges are not supported by the simulator")
+        delay = parse_time_us(sd, 1_000_000) / 1e6
+        if delay > 0:
+            steps.append({"step": "idle", "seconds": delay})
+    rt = j.get("ramp_time")
+    if rt is not None:
+        ramp = parse_time_us(rt, 1_000_000) / 1e6
+        if ramp > 0:
+            warm = dict(workload, label=f"{name} (ramp)", duration_s=ramp, byte_limit=None, io_limit=None)
+            warm.pop("steady_state", None)
+            steps.append({"step": "run", "workload": warm})
+            plan_notes.append(f"{who}: ramp_time runs as its own unreported phase; a sequential job restarts at its first block after it")
+    steps.append({"step": "run", "workload": workload})
+
+    return JobPlan(
+        job=job, name=name, index=job.index, groupid=groupid,
+        description=desc.value if desc is not None else None,
+        fio_rw=fio_rw, directions=dirs, block_bytes=bs, iodepth=depth,
+        workload=workload, steps=steps, logs=logs, log_msec=log_msec, log_offset=log_offset,
+        log_prio=log_prio, per_job_logs=per_job_logs, percentiles=percentiles,
+        clat_percentiles=clat_pct, lat_percentiles=lat_pct,
+        steady_state=steady, steady_state_text=steady_text, requirements=requirements,
+        notes=plan_notes,
+    )
+
+
+def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
+         sections: Optional[List[str]] = None) -> FioPlan:
+    """Checks every job of `jobfile` against a drive of `user_bytes` and returns the plan."""
+    jobs = jobfile.jobs()
+    if sections:
+        missing = [s for s in sections if s not in {j.section for j in jobs}]
+        if missing:
+            raise SsdlabError(f"{jobfile.path}: no job section named '{missing[0]}'")
+        jobs = [j for j in jobs if j.section in sections]
+    notes: List[str] = []
+    host_used: List[str] = []
+    plans: List[JobPlan] = []
+    groupid = 0
+    for i, job in enumerate(jobs):
+        for h in _check_known(job):
+            if h not in host_used:
+                host_used.append(h)
+        j = _Job(job)
+        if i > 0:
+            if _is_set(j, "stonewall") or _is_set(j, "new_group"):
+                groupid += 1
+            if not _is_set(j, "stonewall"):
+                if not sequential_jobs:
+                    raise SsdlabError(
+                        f"{job.where}: job '{job.name}' has no stonewall, so fio would run it at the same time "
+                        f"as '{jobs[i - 1].name}'; the simulator runs one job at a time: add 'stonewall' "
+                        f"(or pass --sequential-jobs to run them one after another)"
+                    )
+                notes.append(f"job '{job.name}' runs after '{jobs[i - 1].name}', not at the same time as fio would (--sequential-jobs)")
+        plans.append(_job_plan(j, user_bytes, groupid, notes))
+    if host_used:
+        notes.append("accepted, no effect on the simulated drive: " + ", ".join(host_used))
+    return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options))
