@@ -49,8 +49,9 @@ def _clean(value: Any) -> Any:
 
 def _json_for_script(data: Any) -> str:
     text = json.dumps(_clean(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    # inside <script>, "</" could close the element; "<!--" could open a comment state
-    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+    # inside <script>, "</script" would close the element and "<!--" change how it is parsed: "<" only
+    # ever appears inside JSON strings, where \u003c means the same
+    return text.replace("<", "\\u003c")
 
 
 def _e(text: str) -> str:
