@@ -30,4 +30,14 @@ if ! "$py" -c "import playwright.sync_api" >/dev/null 2>&1; then
     "$py" -m pip install --quiet --disable-pip-version-check "playwright>=1.40,<2"
 fi
 
+# fio, for the real-device tests (tests/test_fio_real.py): Debian's package. The tests also use
+# util-linux (losetup, blkdiscard, wipefs, blkid, fallocate) and e2fsprogs (mkfs.ext4), present
+# on Debian by default; smartctl is optional (SMART write counters on real drives only).
+if ! command -v fio >/dev/null 2>&1; then
+    echo "install-test-tools: installing fio (Debian)" >&2
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends fio >/dev/null
+fi
+echo "install-test-tools: $(fio --version 2>/dev/null || echo 'fio missing'): ok"
+
 echo "install-test-tools: chromium $(command -v chromium || echo /usr/bin/chromium), playwright for $py: ok"

@@ -261,8 +261,8 @@ def parse_size(o: RawOption, kb_base: int = 1024, allow_percent: bool = False,
             if not 0 < pct <= 100:
                 raise o.error(f"{o.name}={v}: a percentage must be above 0 and at most 100")
             return ("%", pct)
-        raise o.error(f"{o.name}={v}: fio reads only whole numbers here ({v} would be cut to "
-                      f"{v.split('.')[0]}); use a smaller unit")
+        raise o.error(f"{o.name}={v}: fio reads only whole numbers here (it would take '{v}' as "
+                      f"{v.split('.')[0]} byte{'s' if v.split('.')[0] != '1' else ''}); write a whole number in a smaller unit")
     m = _SIZE.match(v)
     if not m:
         raise o.error(f"{o.name}={v}: not a size (examples: 4096, 4k, 128KiB, 1m, 10g)")

@@ -424,6 +424,8 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         duration_s = runtime_s
     nios_opt = j.get("number_ios")
     io_limit = parse_int(nios_opt, 1) if nios_opt is not None else None
+    if byte_limit == span and duration_s is None and io_limit is None:
+        byte_limit = None  # the core's own rule: no limit at all is one pass over the span
 
     # host think time and rate
     think_us = 0.0
