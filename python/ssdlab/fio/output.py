@@ -38,6 +38,7 @@ import pandas as pd
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
+from ssdlab.fio.translate import options_dict
 
 if TYPE_CHECKING:
     from ssdlab.fio.simrun import FioRun, JobResult
@@ -292,11 +293,10 @@ def job_json(job: "JobResult") -> Dict[str, Any]:
     out: Dict[str, Any] = {
         "jobname": plan.name,
         "groupid": plan.groupid,
-        "job_start": int(round(job.start_s * 1000.0)),
         "error": 0,
         "eta": 0,
         "elapsed": int(math.ceil(job.start_s + job.runtime_s)),
-        "job options": {o.name: (o.value if o.value is not None else "") for o in plan.job.own_options},
+        "job options": options_dict(plan.job.own_options),
     }
     for d, name in enumerate(DIRS):
         out[name] = _ddir(job, d)

@@ -147,8 +147,8 @@ class FioPlan:
 
 
 def options_dict(options: List[RawOption]) -> Dict[str, str]:
-    """Options as fio's JSON lists them (name -> value text; flags map to "")."""
-    return {o.name: (o.value if o.value is not None else "") for o in options}
+    """Options as fio's JSON lists them: canonical name -> value text as written ("" for flags)."""
+    return {o.key: (o.value if o.value is not None else "") for o in options}
 
 
 class _Job:
