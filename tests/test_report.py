@@ -462,3 +462,12 @@ def test_non_finite_numbers_become_gaps(tmp_path):
     (d / "iops.csv").write_text("time_s,iops\n0,5\n1,6\n2,7\n")
     page = build_report(load_runs([d])).html(plotly=STUB_PLOTLY)
     assert "NaN" not in page
+
+
+def test_consistency_lede_names_the_duration_only_when_runs_share_it(tmp_path):
+    a = consistency_run(tmp_path / "a", "d", 0.0, duration=100)
+    b = consistency_run(tmp_path / "b", "d", 25.0, duration=100)
+    c = consistency_run(tmp_path / "c", "e", 0.0, duration=120)
+    lede = lambda dirs: next(s.lede for s in build_report(load_runs(dirs)).sections if s.id == "consistency")
+    assert "for 100 s;" in lede([a, b])
+    assert "for the run's duration;" in lede([a, b, c])

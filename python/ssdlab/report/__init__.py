@@ -108,12 +108,12 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
         )
     cons = consistency_charts(runs)
     if cons:
-        first = next(r for r in runs if isinstance(r, ConsistencyRun))
-        duration = first.figure("duration_s")
+        durations = {r.figure("duration_s") for r in runs if isinstance(r, ConsistencyRun)}
+        duration = durations.pop() if len(durations) == 1 else None
         lede = (
             "A secure-erased drive is filled sequentially, then written with random writes across the tested "
             "span for "
-            + (f"{duration:g} s" if duration else "the run")
+            + (f"{duration:g} s" if duration else "the run's duration")
             + "; IOPS are recorded every second. The first chart shows the whole run (log scale), the second "
             "zooms into steady state (log scale), the third shows the same zoom on a linear scale. "
             "Spare area is the share of user LBAs left unused. Each set keeps one scale for all drives."
