@@ -5,11 +5,18 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
-create_exception!(_core, SsdlabError, PyValueError, "Bad input for the simulator; the message says what to change.");
+create_exception!(
+    _core,
+    SsdlabError,
+    PyValueError,
+    "Bad input for the simulator; the message says what to change."
+);
 
 pub fn to_py(err: ssdlab::Error, pending: Option<PyErr>) -> PyErr {
     match err {
-        ssdlab::Error::Cancelled => pending.unwrap_or_else(|| PyKeyboardInterrupt::new_err("cancelled")),
+        ssdlab::Error::Cancelled => {
+            pending.unwrap_or_else(|| PyKeyboardInterrupt::new_err("cancelled"))
+        }
         other => SsdlabError::new_err(other.to_string()),
     }
 }
@@ -20,5 +27,7 @@ pub fn panic_to_py(payload: &(dyn std::any::Any + Send)) -> PyErr {
         .map(ToString::to_string)
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
-    PyRuntimeError::new_err(format!("ssdlab internal error ({msg}); please report it with the command you ran"))
+    PyRuntimeError::new_err(format!(
+        "ssdlab internal error ({msg}); please report it with the command you ran"
+    ))
 }

@@ -36,7 +36,11 @@ fn preset_names() -> Vec<&'static str> {
 /// The named preset as JSON.
 #[pyfunction]
 fn preset(name: &str) -> PyResult<String> {
-    guarded(|| presets::get(name).map(|c| c.to_json()).map_err(|e| to_py(e, None)))
+    guarded(|| {
+        presets::get(name)
+            .map(|c| c.to_json())
+            .map_err(|e| to_py(e, None))
+    })
 }
 
 /// Validates a config (JSON) and returns its derived layout figures as JSON.
@@ -67,7 +71,9 @@ fn describe_config(config_json: &str) -> PyResult<String> {
 fn with_user_capacity(config_json: &str, user_bytes: u64) -> PyResult<String> {
     guarded(|| {
         let cfg = parse_config(config_json)?;
-        cfg.with_user_capacity(user_bytes).map(|c| c.to_json()).map_err(|e| to_py(e, None))
+        cfg.with_user_capacity(user_bytes)
+            .map(|c| c.to_json())
+            .map_err(|e| to_py(e, None))
     })
 }
 
@@ -111,7 +117,9 @@ impl Simulator {
                 let mut observer = |step: usize, p: ssdlab::Progress| -> bool {
                     let Some(cb) = &callback else { return true };
                     Python::with_gil(|py| {
-                        let result = py.check_signals().and_then(|()| cb.call1(py, (step, p.fraction, p.sim_seconds)));
+                        let result = py
+                            .check_signals()
+                            .and_then(|()| cb.call1(py, (step, p.fraction, p.sim_seconds)));
                         match result {
                             Ok(v) => !v.bind(py).is(&*pyo3::types::PyBool::new(py, false)),
                             Err(e) => {
@@ -137,12 +145,17 @@ impl Simulator {
                     .iter()
                     .rev()
                     .find_map(|r| r.phase.as_ref())
-                    .ok_or_else(|| SsdlabError::new_err("the consistency procedure ran no workload"))?;
+                    .ok_or_else(|| {
+                        SsdlabError::new_err("the consistency procedure ran no workload")
+                    })?;
                 Some(serde_json::to_string(&c.summarize(random)).expect("summaries serialise"))
             }
             None => None,
         };
-        let converted = results.into_iter().map(|r| convert::step_to_py(py, r)).collect::<PyResult<_>>()?;
+        let converted = results
+            .into_iter()
+            .map(|r| convert::step_to_py(py, r))
+            .collect::<PyResult<_>>()?;
         Ok((converted, summary))
     }
 }
@@ -154,7 +167,11 @@ impl Simulator {
         guarded(|| {
             let cfg = parse_config(config_json)?;
             let drive = Drive::new(&cfg, seed).map_err(|e| to_py(e, None))?;
-            Ok(Simulator { drive, seed, broken: false })
+            Ok(Simulator {
+                drive,
+                seed,
+                broken: false,
+            })
         })
     }
 
@@ -187,15 +204,23 @@ impl Simulator {
 
     /// Raises `SsdlabError` describing the first broken FTL invariant, if any.
     fn check_invariants(&self) -> PyResult<()> {
-        self.drive.ftl().check_invariants().map_err(SsdlabError::new_err)
+        self.drive
+            .ftl()
+            .check_invariants()
+            .map_err(SsdlabError::new_err)
     }
 
     /// Runs steps (JSON list); returns `[(json, series_or_None), ...]`. `callback(step, fraction,
     /// sim_seconds)` is called during run steps; returning False or raising stops the run.
     #[pyo3(signature = (steps_json, callback=None))]
-    fn run_steps(&mut self, py: Python<'_>, steps_json: &str, callback: Option<PyObject>) -> PyResult<Vec<(String, PyObject)>> {
-        let steps: Vec<Step> =
-            serde_json::from_str(steps_json).map_err(|e| SsdlabError::new_err(format!("steps: {e}")))?;
+    fn run_steps(
+        &mut self,
+        py: Python<'_>,
+        steps_json: &str,
+        callback: Option<PyObject>,
+    ) -> PyResult<Vec<(String, PyObject)>> {
+        let steps: Vec<Step> = serde_json::from_str(steps_json)
+            .map_err(|e| SsdlabError::new_err(format!("steps: {e}")))?;
         Ok(self.execute(py, &steps, callback, None)?.0)
     }
 
@@ -209,7 +234,9 @@ impl Simulator {
     ) -> PyResult<(Vec<(String, PyObject)>, String)> {
         let params: Consistency = serde_json::from_str(params_json)
             .map_err(|e| SsdlabError::new_err(format!("consistency parameters: {e}")))?;
-        let steps = params.steps(self.drive.user_bytes()).map_err(|e| to_py(e, None))?;
+        let steps = params
+            .steps(self.drive.user_bytes())
+            .map_err(|e| to_py(e, None))?;
         let (results, summary) = self.execute(py, &steps, callback, Some(&params))?;
         Ok((results, summary.expect("a consistency run has a summary")))
     }

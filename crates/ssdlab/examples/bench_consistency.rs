@@ -20,8 +20,13 @@ fn peak_rss_bytes() -> Option<u64> {
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
     let i = args.iter().position(|a| a == name)?;
-    let v = args.get(i + 1).unwrap_or_else(|| panic!("{name} needs a value"));
-    Some(v.parse().unwrap_or_else(|_| panic!("{name}: cannot parse '{v}'")))
+    let v = args
+        .get(i + 1)
+        .unwrap_or_else(|| panic!("{name} needs a value"));
+    Some(
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}: cannot parse '{v}'")),
+    )
 }
 
 fn main() {
@@ -40,7 +45,11 @@ fn main() {
     if let Some(p) = gc {
         cfg.ftl.gc_policy = p.parse::<GcPolicy>().expect("policy");
     }
-    let test = Consistency { spare_area_pct: spare, duration_s: duration, ..Consistency::default() };
+    let test = Consistency {
+        spare_area_pct: spare,
+        duration_s: duration,
+        ..Consistency::default()
+    };
     let mut walls = Vec::new();
     for run in 0..runs {
         let t0 = Instant::now();
@@ -50,8 +59,14 @@ fn main() {
         let wall = t0.elapsed().as_secs_f64();
         walls.push(wall);
         let c = drive.counters();
-        let host_ios: u64 = results.iter().filter_map(|r| r.phase.as_ref()).map(|p| p.ios.iter().sum::<u64>()).sum();
-        let nand_ops = c.nand_write_units / u64::from(drive.layout().units_per_program) + c.gc_page_reads + c.erases;
+        let host_ios: u64 = results
+            .iter()
+            .filter_map(|r| r.phase.as_ref())
+            .map(|p| p.ios.iter().sum::<u64>())
+            .sum();
+        let nand_ops = c.nand_write_units / u64::from(drive.layout().units_per_program)
+            + c.gc_page_reads
+            + c.erases;
         let s = test.summarize(results[2].phase.as_ref().expect("random phase"));
         println!(
             "run {run}: user {:.1} GB, {} dies | wall {wall:.2} s | host IOs {host_ios} ({:.2} M/s) | NAND page ops {nand_ops} ({:.2} M/s) | \

@@ -207,7 +207,9 @@ fn positive(name: &str, value: f64) -> Result<()> {
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
-        Err(Error::Config(format!("{name} must be a positive number, got {value}")))
+        Err(Error::Config(format!(
+            "{name} must be a positive number, got {value}"
+        )))
     }
 }
 
@@ -215,7 +217,9 @@ fn at_least(name: &str, value: u32, min: u32) -> Result<()> {
     if value >= min {
         Ok(())
     } else {
-        Err(Error::Config(format!("{name} must be at least {min}, got {value}")))
+        Err(Error::Config(format!(
+            "{name} must be at least {min}, got {value}"
+        )))
     }
 }
 
@@ -322,8 +326,9 @@ impl DriveConfig {
         let channels = u64::from(g.channels).min(dies);
         let dies_per_channel = dies.div_ceil(channels);
         let dies = channels * dies_per_channel;
-        let blocks_per_plane =
-            (physical_needed / (dies * u64::from(g.planes_per_die) * block_bytes) as f64).ceil() as u64;
+        let blocks_per_plane = (physical_needed
+            / (dies * u64::from(g.planes_per_die) * block_bytes) as f64)
+            .ceil() as u64;
         if blocks_per_plane < u64::from(MIN_BLOCKS_PER_PLANE) {
             let min_user = (u64::from(MIN_BLOCKS_PER_PLANE)
                 * u64::from(g.planes_per_die)
@@ -352,7 +357,9 @@ impl DriveConfig {
         scaled.ftl.op = physical as f64 / (user_units * UNIT_BYTES) as f64 - 1.0;
         let _ = layout;
         scaled.validate().map_err(|e| match e {
-            Error::Config(msg) => Error::Config(format!("at capacity {}: {msg}", format_bytes(user_bytes))),
+            Error::Config(msg) => {
+                Error::Config(format!("at capacity {}: {msg}", format_bytes(user_bytes)))
+            }
             other => other,
         })?;
         Ok(scaled)
@@ -391,14 +398,18 @@ mod tests {
         assert_eq!(layout.user_units * UNIT_BYTES, 8 << 30);
         assert!((cfg.ftl.op - 0.0737).abs() < 0.002, "op {}", cfg.ftl.op);
 
-        let tb = DriveConfig::default().with_user_capacity(1_024_000_000_000).unwrap();
+        let tb = DriveConfig::default()
+            .with_user_capacity(1_024_000_000_000)
+            .unwrap();
         assert_eq!(tb.geometry.channels, 8);
         assert_eq!(tb.geometry.dies_per_channel, 16);
     }
 
     #[test]
     fn tiny_capacities_are_refused_with_the_minimum() {
-        let err = DriveConfig::default().with_user_capacity(1 << 30).unwrap_err();
+        let err = DriveConfig::default()
+            .with_user_capacity(1 << 30)
+            .unwrap_err();
         assert!(err.to_string().contains("smallest user capacity"), "{err}");
     }
 
@@ -414,7 +425,9 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_rejected() {
-        let err = DriveConfig::from_toml("[ftl]\nopp = 0.1\n").unwrap_err().to_string();
+        let err = DriveConfig::from_toml("[ftl]\nopp = 0.1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("opp"), "{err}");
     }
 

@@ -44,7 +44,10 @@ impl WriteBuffer {
     #[inline]
     fn admit(&mut self, mut t: SimTime) -> SimTime {
         while self.used >= self.capacity {
-            let Reverse(done) = self.in_flight.pop().expect("a full buffer always has a program in flight");
+            let Reverse(done) = self
+                .in_flight
+                .pop()
+                .expect("a full buffer always has a program in flight");
             t = t.max(done);
             self.used -= self.per_program;
         }
@@ -144,6 +147,12 @@ impl Drive {
         done
     }
 
+    /// Hints that a request at `lpn` is coming (see [`Ftl::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn, stage: u8) {
+        self.ftl.prefetch(lpn, stage);
+    }
+
     /// Checks that a request lies inside the user space.
     pub fn check_range(&self, lpn: u64, units: u64) -> Result<()> {
         if units == 0 || lpn + units > self.layout.user_units {
@@ -159,7 +168,7 @@ impl Drive {
     #[inline]
     pub fn submit(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
         // Requests arrive in time order, so nothing will be ready before `t` again.
-        if t.ns() > self.floor.ns() + 1_000_000 {
+        if t.ns() > self.floor.ns() + 10_000_000 {
             self.floor = t;
             self.ftl.advance_floor(t);
         }

@@ -39,6 +39,7 @@ pub mod ftl;
 pub mod gc;
 pub mod metrics;
 pub mod nand;
+mod prefetch;
 pub mod presets;
 pub mod scenario;
 pub mod units;

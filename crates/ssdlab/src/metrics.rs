@@ -9,7 +9,8 @@ use crate::ftl::Counters;
 
 /// The percentiles fio reports by default, plus 99.99.
 pub const PERCENTILES: [f64; 18] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 100.0,
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99, 100.0,
 ];
 
 /// Per-interval series. Index 0/1/2 of the direction arrays is read/write/trim, as in fio.
@@ -37,7 +38,10 @@ fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
 
 impl Series {
     pub fn new(interval_ns: u64) -> Series {
-        Series { interval_ns, ..Series::default() }
+        Series {
+            interval_ns,
+            ..Series::default()
+        }
     }
 
     #[inline]
@@ -66,7 +70,12 @@ impl Series {
             .iter_mut()
             .chain(self.bytes.iter_mut())
             .chain(self.latency_sum_ns.iter_mut())
-            .chain([&mut self.host_units, &mut self.nand_units, &mut self.gc_units, &mut self.erases])
+            .chain([
+                &mut self.host_units,
+                &mut self.nand_units,
+                &mut self.gc_units,
+                &mut self.erases,
+            ])
         {
             v.resize(n, 0);
         }
@@ -75,7 +84,14 @@ impl Series {
     /// Completions of every direction per interval.
     pub fn total_ios(&self) -> Vec<u64> {
         let n = self.ios.iter().map(Vec::len).max().unwrap_or(0);
-        (0..n).map(|i| self.ios.iter().map(|v| v.get(i).copied().unwrap_or(0)).sum()).collect()
+        (0..n)
+            .map(|i| {
+                self.ios
+                    .iter()
+                    .map(|v| v.get(i).copied().unwrap_or(0))
+                    .sum()
+            })
+            .collect()
     }
 }
 
@@ -94,7 +110,10 @@ pub struct LatencyStats {
 impl LatencyStats {
     /// The latency at percentile `p` (one of [`PERCENTILES`]).
     pub fn at(&self, p: f64) -> Option<u64> {
-        self.percentiles.iter().find(|(q, _)| (q - p).abs() < 1e-9).map(|&(_, v)| v)
+        self.percentiles
+            .iter()
+            .find(|(q, _)| (q - p).abs() < 1e-9)
+            .map(|&(_, v)| v)
     }
 }
 
@@ -107,7 +126,8 @@ pub struct LatencyRecorder {
 impl Default for LatencyRecorder {
     fn default() -> Self {
         LatencyRecorder {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds"),
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("valid histogram bounds"),
         }
     }
 }
@@ -126,7 +146,10 @@ impl LatencyRecorder {
             max_ns: h.max(),
             mean_ns: h.mean(),
             stddev_ns: h.stdev(),
-            percentiles: PERCENTILES.iter().map(|&p| (p, h.value_at_percentile(p))).collect(),
+            percentiles: PERCENTILES
+                .iter()
+                .map(|&p| (p, h.value_at_percentile(p)))
+                .collect(),
         })
     }
 }

@@ -4,7 +4,10 @@
 use crate::config::DriveConfig;
 use crate::error::{Error, Result};
 
-const PRESETS: &[(&str, &str)] = &[("mlc-256", include_str!("../../../configs/drives/mlc-256.toml"))];
+const PRESETS: &[(&str, &str)] = &[(
+    "mlc-256",
+    include_str!("../../../configs/drives/mlc-256.toml"),
+)];
 
 /// The default preset.
 pub const DEFAULT: &str = "mlc-256";
@@ -17,7 +20,10 @@ pub fn names() -> Vec<&'static str> {
 /// The named preset.
 pub fn get(name: &str) -> Result<DriveConfig> {
     let (_, text) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
-        Error::Config(format!("unknown drive '{name}'; choose one of: {} (see `ssdlab drives`)", names().join(", ")))
+        Error::Config(format!(
+            "unknown drive '{name}'; choose one of: {} (see `ssdlab drives`)",
+            names().join(", ")
+        ))
     })?;
     let cfg = DriveConfig::from_toml(text)?;
     cfg.validate()?;

@@ -20,7 +20,10 @@ pub enum Step {
     /// Leave the drive idle.
     Idle { seconds: f64 },
     /// TRIM a byte range (a format TRIMs everything); `length_bytes` 0 means to the end.
-    Trim { offset_bytes: u64, length_bytes: u64 },
+    Trim {
+        offset_bytes: u64,
+        length_bytes: u64,
+    },
 }
 
 impl Step {
@@ -49,7 +52,7 @@ pub struct StepResult {
     pub free_blocks_after: u64,
 }
 
-/// SplitMix64: derives independent per-step seeds from one run seed.
+/// `SplitMix64`: derives independent per-step seeds from one run seed.
 pub fn derive_seed(seed: u64, index: u64) -> u64 {
     let mut z = seed.wrapping_add(index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -72,10 +75,15 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     )));
                 }
             }
-            Step::Trim { offset_bytes, length_bytes } => {
+            Step::Trim {
+                offset_bytes,
+                length_bytes,
+            } => {
                 let (lpn, units) = trim_units(drive, *offset_bytes, *length_bytes)
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
-                drive.check_range(lpn, units).map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
+                drive
+                    .check_range(lpn, units)
+                    .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
             }
             Step::SecureErase => {}
         }
@@ -85,10 +93,16 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
 
 fn trim_units(drive: &Drive, offset: u64, length: u64) -> Result<(u64, u64)> {
     if offset % UNIT_BYTES != 0 || length % UNIT_BYTES != 0 {
-        return Err(Error::Workload("TRIM offset and length must be multiples of 4096 bytes".into()));
+        return Err(Error::Workload(
+            "TRIM offset and length must be multiples of 4096 bytes".into(),
+        ));
     }
     let lpn = offset / UNIT_BYTES;
-    let units = if length == 0 { drive.user_units().saturating_sub(lpn) } else { length / UNIT_BYTES };
+    let units = if length == 0 {
+        drive.user_units().saturating_sub(lpn)
+    } else {
+        length / UNIT_BYTES
+    };
     Ok((lpn, units))
 }
 
@@ -112,18 +126,29 @@ pub fn run_steps(
             }
             Step::Run { workload } => {
                 label.clone_from(&workload.label);
-                let result = workload.run(drive, derive_seed(seed, index as u64), &mut |p| observer(index, p))?;
+                let result = workload.run(drive, derive_seed(seed, index as u64), &mut |p| {
+                    observer(index, p)
+                })?;
                 phase = Some(result);
             }
             Step::Idle { seconds } => {
                 drive.advance_to(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64));
             }
-            Step::Trim { offset_bytes, length_bytes } => {
+            Step::Trim {
+                offset_bytes,
+                length_bytes,
+            } => {
                 let (lpn, units) = trim_units(drive, *offset_bytes, *length_bytes)?;
                 drive.trim_range(lpn, units)?;
             }
         }
-        if !observer(index, Progress { fraction: 1.0, sim_seconds: (drive.now() - start).as_secs_f64() }) {
+        if !observer(
+            index,
+            Progress {
+                fraction: 1.0,
+                sim_seconds: (drive.now() - start).as_secs_f64(),
+            },
+        ) {
             return Err(Error::Cancelled);
         }
         results.push(StepResult {
@@ -190,7 +215,10 @@ impl Consistency {
     pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         let span = self.span_bytes(user_bytes)?;
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
-            return Err(Error::Workload(format!("duration must be a positive number of seconds, got {}", self.duration_s)));
+            return Err(Error::Workload(format!(
+                "duration must be a positive number of seconds, got {}",
+                self.duration_s
+            )));
         }
         Ok(vec![
             Step::SecureErase,
@@ -238,13 +266,22 @@ impl Consistency {
             v.resize(secs, 0);
             v
         };
-        let mean = |s: &[u64]| if s.is_empty() { 0.0 } else { s.iter().sum::<u64>() as f64 / s.len() as f64 };
+        let mean = |s: &[u64]| {
+            if s.is_empty() {
+                0.0
+            } else {
+                s.iter().sum::<u64>() as f64 / s.len() as f64
+            }
+        };
         let zoom = (self.zoom_start_s() as usize).min(secs.saturating_sub(1));
         let window = |v: &[u64]| v.iter().skip(zoom).take(secs - zoom).sum::<u64>();
         let steady_host = window(&random.series.host_units);
         let steady_nand = window(&random.series.nand_units);
         let lat = random.latency[1].as_ref();
-        let us = |p: f64| lat.and_then(|l| l.at(p)).map_or(0.0, |ns| ns as f64 / 1000.0);
+        let us = |p: f64| {
+            lat.and_then(|l| l.at(p))
+                .map_or(0.0, |ns| ns as f64 / 1000.0)
+        };
         ConsistencySummary {
             iops_clean: mean(&iops[..iops.len().min(10)]),
             iops_steady_mean: mean(&iops[zoom..]),
@@ -253,7 +290,11 @@ impl Consistency {
             host_write_bytes: random.counters.host_write_units * UNIT_BYTES,
             nand_write_bytes: random.counters.nand_write_units * UNIT_BYTES,
             write_amplification: random.counters.write_amplification().unwrap_or(0.0),
-            steady_write_amplification: if steady_host > 0 { steady_nand as f64 / steady_host as f64 } else { 0.0 },
+            steady_write_amplification: if steady_host > 0 {
+                steady_nand as f64 / steady_host as f64
+            } else {
+                0.0
+            },
             latency_us: LatencySummary {
                 p50: us(50.0),
                 p99: us(99.0),

@@ -50,6 +50,7 @@ impl SimTime {
     }
 
     #[inline]
+    #[must_use]
     pub fn saturating_sub(self, other: SimTime) -> SimTime {
         SimTime(self.0.saturating_sub(other.0))
     }

@@ -28,6 +28,7 @@ pub struct Counters {
 
 impl Counters {
     /// `self − earlier`, field by field.
+    #[must_use]
     pub fn since(&self, earlier: &Counters) -> Counters {
         Counters {
             host_write_units: self.host_write_units - earlier.host_write_units,
@@ -45,11 +46,13 @@ impl Counters {
 
     /// NAND writes over host writes; `None` before any host write.
     pub fn write_amplification(&self) -> Option<f64> {
-        (self.host_write_units > 0).then(|| self.nand_write_units as f64 / self.host_write_units as f64)
+        (self.host_write_units > 0)
+            .then(|| self.nand_write_units as f64 / self.host_write_units as f64)
     }
 
     /// Mean free blocks seen by host writes.
     pub fn mean_free_blocks(&self) -> Option<f64> {
-        (self.host_write_units > 0).then(|| self.free_block_samples_sum as f64 / self.host_write_units as f64)
+        (self.host_write_units > 0)
+            .then(|| self.free_block_samples_sum as f64 / self.host_write_units as f64)
     }
 }

@@ -37,6 +37,31 @@ impl Mapping {
         self.l2p[lpn as usize]
     }
 
+    /// Hints that `lpn`'s L2P entry will be needed soon.
+    #[inline]
+    pub fn prefetch_lpn(&self, lpn: Lpn) {
+        if let Some(e) = self.l2p.get(lpn as usize) {
+            crate::prefetch::prefetch(e);
+        }
+    }
+
+    /// Hints that `lpn`'s current unit's valid bit will be needed soon (reads the L2P entry,
+    /// which an earlier [`Mapping::prefetch_lpn`] brought in).
+    #[inline]
+    pub fn prefetch_current(&self, lpn: Lpn) {
+        if let Some(&ppa) = self.l2p.get(lpn as usize) {
+            if ppa != UNMAPPED {
+                crate::prefetch::prefetch(&raw const self.valid[(ppa >> 6) as usize]);
+            }
+        }
+    }
+
+    /// Hints that the L2P entry of the unit stored at `ppa` will be needed soon.
+    #[inline]
+    pub fn prefetch_owner_entry(&self, ppa: Ppa) {
+        self.prefetch_lpn(self.p2l[ppa as usize]);
+    }
+
     #[inline]
     pub fn owner(&self, ppa: Ppa) -> Lpn {
         self.p2l[ppa as usize]
@@ -58,6 +83,29 @@ impl Mapping {
             self.valid[(old >> 6) as usize] &= !(1 << (old & 63));
         }
         old
+    }
+
+    /// Moves `lpn` from `old` (which must be its current unit) to `new` without reading the L2P
+    /// entry: a blind store, so GC copies do not wait on a cache miss per unit. `old` keeps its
+    /// valid bit until its block is erased ([`Mapping::clear_block`]).
+    #[inline]
+    pub fn relocate(&mut self, lpn: Lpn, old: Ppa, new: Ppa) {
+        debug_assert_eq!(self.l2p[lpn as usize], old);
+        self.l2p[lpn as usize] = new;
+        self.p2l[new as usize] = lpn;
+        self.valid[(new >> 6) as usize] |= 1 << (new & 63);
+    }
+
+    /// Marks every unit of `[start, start + len)` invalid (the block was erased).
+    pub fn clear_block(&mut self, start: Ppa, len: u32) {
+        let (start, end) = (u64::from(start), u64::from(start) + u64::from(len));
+        if start % 64 == 0 && end % 64 == 0 {
+            self.valid[(start / 64) as usize..(end / 64) as usize].fill(0);
+        } else {
+            for p in start..end {
+                self.valid[(p >> 6) as usize] &= !(1 << (p & 63));
+            }
+        }
     }
 
     /// Unmaps `lpn` and returns the physical unit it held (`UNMAPPED` if none), now invalid.
@@ -96,18 +144,6 @@ impl Mapping {
                 bits &= bits - 1;
             }
             pos = pos - lo + 64;
-        }
-    }
-
-    /// Marks every unit of `[start, start + len)` invalid (after an erase).
-    pub fn clear_range(&mut self, start: Ppa, len: u32) {
-        let collected: Vec<Ppa> = {
-            let mut v = Vec::new();
-            self.for_each_valid(start, len, |p| v.push(p));
-            v
-        };
-        for p in collected {
-            self.valid[(p >> 6) as usize] &= !(1 << (p & 63));
         }
     }
 
@@ -154,7 +190,11 @@ mod tests {
         assert_eq!(seen, vec![63, 64, 127, 150]);
         assert_eq!(m.count_valid(0, 200), 6);
         assert_eq!(m.count_valid(64, 64), 2);
-        m.clear_range(60, 100);
-        assert_eq!(m.count_valid(0, 200), 2);
+        m.clear_block(64, 64);
+        assert_eq!(m.count_valid(0, 200), 4);
+        m.relocate(5, 199, 7);
+        assert_eq!(m.lookup(5), 7);
+        assert_eq!(m.owner(7), 5);
+        assert!(m.is_valid(7));
     }
 }

@@ -31,7 +31,10 @@ struct Frontier {
 }
 
 impl Frontier {
-    const CLOSED: Frontier = Frontier { block: NONE, next: 0 };
+    const CLOSED: Frontier = Frontier {
+        block: NONE,
+        next: 0,
+    };
 }
 
 #[derive(Clone, Debug)]
@@ -80,7 +83,7 @@ impl Ftl {
             seq: 0,
             gc_low: cfg.ftl.gc_low_free_blocks as usize,
             gc_high: cfg.ftl.gc_high_free_blocks as usize,
-            scratch: Vec::with_capacity(layout.units_per_program as usize),
+            scratch: Vec::with_capacity(layout.units_per_block as usize),
             audit: None,
             layout,
         };
@@ -163,13 +166,12 @@ impl Ftl {
     /// when this unit completed a multi-plane page.
     #[inline]
     pub fn host_write(&mut self, lpn: Lpn, now: SimTime) -> Result<Option<SimTime>> {
-        let die = match self.host_die {
-            Some(d) => d,
-            None => {
-                let d = self.timelines.least_busy_die();
-                self.host_die = Some(d);
-                d
-            }
+        let die = if let Some(d) = self.host_die {
+            d
+        } else {
+            let d = self.timelines.least_busy_die();
+            self.host_die = Some(d);
+            d
         };
         if self.host[die as usize].block == NONE {
             let block = self.alloc_for_host(die, now)?;
@@ -185,7 +187,12 @@ impl Ftl {
         let mut done = None;
         if next % self.layout.units_per_program == 0 {
             self.host_die = None;
-            done = Some(self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program));
+            done = Some(self.timelines.program(
+                die,
+                now,
+                self.layout.t_xfer_program,
+                self.layout.t_program,
+            ));
         }
         if next == self.layout.units_per_block {
             self.close(die, f.block);
@@ -204,7 +211,19 @@ impl Ftl {
         }
         self.counters.host_page_reads += 1;
         let die = self.layout.die_of_block(self.layout.block_of(ppa));
-        self.timelines.read(die, now, self.layout.t_read, self.layout.t_xfer_unit)
+        self.timelines
+            .read(die, now, self.layout.t_read, self.layout.t_xfer_unit)
+    }
+
+    /// Hints that `lpn` will be written or trimmed soon. `stage` 0 fetches its L2P entry; stage 1
+    /// (a few requests later) fetches the valid bit of the unit it maps to.
+    #[inline]
+    pub fn prefetch(&self, lpn: Lpn, stage: u8) {
+        if stage == 0 {
+            self.map.prefetch_lpn(lpn);
+        } else {
+            self.map.prefetch_current(lpn);
+        }
     }
 
     /// Unmaps one unit: its data becomes invalid and needs no copying.
@@ -226,6 +245,11 @@ impl Ftl {
         self.blocks.valid[block as usize] += 1;
         self.counters.nand_write_units += 1;
         self.seq += 1;
+        self.audit_program(ppa);
+    }
+
+    #[inline]
+    fn audit_program(&mut self, ppa: Ppa) {
         if let Some(a) = &mut self.audit {
             let (w, bit) = ((ppa >> 6) as usize, 1u64 << (ppa & 63));
             if a.programmed[w] & bit != 0 {
@@ -242,7 +266,9 @@ impl Ftl {
     }
 
     fn take_free(&mut self, die: u32) -> Result<u32> {
-        let block = self.free[die as usize].pop_front().ok_or(Error::NoReclaimableSpace { die })?;
+        let block = self.free[die as usize]
+            .pop_front()
+            .ok_or(Error::NoReclaimableSpace { die })?;
         self.free_total -= 1;
         self.blocks.state[block as usize] = BlockState::Open;
         Ok(block)
@@ -266,12 +292,17 @@ impl Ftl {
                 units_per_block: self.layout.units_per_block,
                 now_seq: self.seq,
             };
-            let victim = self.policy.select(die, &candidates).ok_or(Error::NoReclaimableSpace { die })?;
+            let victim = self
+                .policy
+                .select(die, &candidates)
+                .ok_or(Error::NoReclaimableSpace { die })?;
             if self.blocks.valid[victim as usize] >= self.layout.units_per_block {
                 // A full victim gains nothing. Stop if no closed block of the die holds invalid
                 // data (or the policy keeps choosing full ones), instead of looping forever.
                 fruitless += 1;
-                let any = candidates.emptiest().is_some_and(|b| self.blocks.valid[b as usize] < self.layout.units_per_block);
+                let any = candidates
+                    .emptiest()
+                    .is_some_and(|b| self.blocks.valid[b as usize] < self.layout.units_per_block);
                 if !any || fruitless > self.layout.blocks_per_die {
                     return Err(Error::NoReclaimableSpace { die });
                 }
@@ -281,30 +312,39 @@ impl Ftl {
         Ok(())
     }
 
-    /// Copies the valid units of `victim` to the die's GC frontier and erases it.
+    /// Copies the valid units of `victim` to the die's GC frontier and erases it. Page by page:
+    /// read the page's valid units, then program them into the frontier.
     fn clean(&mut self, die: u32, victim: u32, now: SimTime) -> Result<()> {
+        const AHEAD: usize = 16;
         let upp = self.layout.units_per_program;
         let start = victim * self.layout.units_per_block;
-        for page in 0..self.layout.programs_per_block {
-            if self.blocks.valid[victim as usize] == 0 {
-                break;
-            }
-            let pstart = start + page * upp;
-            let mut scratch = std::mem::take(&mut self.scratch);
-            scratch.clear();
-            self.map.for_each_valid(pstart, upp, |ppa| scratch.push(ppa));
-            if !scratch.is_empty() {
-                let xfer = SimTime(self.layout.t_xfer_unit.ns() * scratch.len() as u64);
-                self.timelines.read(die, now, self.layout.t_read, xfer);
-                self.counters.gc_page_reads += 1;
-                for &ppa in &scratch {
-                    let lpn = self.map.owner(ppa);
-                    self.gc_place(die, lpn, now)?;
-                }
-            }
-            self.scratch = scratch;
+        let mut units = std::mem::take(&mut self.scratch);
+        units.clear();
+        self.map
+            .for_each_valid(start, self.layout.units_per_block, |ppa| units.push(ppa));
+        for &ppa in units.iter().take(AHEAD) {
+            self.map.prefetch_owner_entry(ppa);
         }
-        debug_assert_eq!(self.blocks.valid[victim as usize], 0);
+        let mut i = 0;
+        while i < units.len() {
+            let page = (units[i] - start) / upp;
+            let mut j = i;
+            while j < units.len() && (units[j] - start) / upp == page {
+                j += 1;
+            }
+            let xfer = SimTime(self.layout.t_xfer_unit.ns() * (j - i) as u64);
+            self.timelines.read(die, now, self.layout.t_read, xfer);
+            self.counters.gc_page_reads += 1;
+            for k in i..j {
+                if let Some(&ahead) = units.get(k + AHEAD) {
+                    self.map.prefetch_owner_entry(ahead);
+                }
+                self.gc_place(die, units[k], now)?;
+            }
+            i = j;
+        }
+        self.scratch = units;
+        self.map.clear_block(start, self.layout.units_per_block);
         self.timelines.erase(die, now, self.layout.t_erase);
         self.erase_block(die, victim);
         self.counters.gc_victims += 1;
@@ -327,20 +367,28 @@ impl Ftl {
         self.free_total += 1;
     }
 
+    /// Copies the valid unit at `old` (in a victim being cleaned) to the die's GC frontier.
     #[inline]
-    fn gc_place(&mut self, die: u32, lpn: Lpn, now: SimTime) -> Result<()> {
+    fn gc_place(&mut self, die: u32, old: Ppa, now: SimTime) -> Result<()> {
         if self.gc[die as usize].block == NONE {
             let block = self.take_free(die)?;
             self.gc[die as usize] = Frontier { block, next: 0 };
         }
         let f = self.gc[die as usize];
         let ppa = f.block * self.layout.units_per_block + f.next;
-        self.place(lpn, ppa, f.block);
+        let lpn = self.map.owner(old);
+        self.map.relocate(lpn, old, ppa);
+        self.blocks.valid[self.layout.block_of(old) as usize] -= 1;
+        self.blocks.valid[f.block as usize] += 1;
+        self.counters.nand_write_units += 1;
+        self.seq += 1;
+        self.audit_program(ppa);
         self.counters.gc_write_units += 1;
         let next = f.next + 1;
         self.gc[die as usize].next = next;
         if next % self.layout.units_per_program == 0 {
-            self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+            self.timelines
+                .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
         }
         if next == self.layout.units_per_block {
             self.close(die, f.block);
@@ -358,7 +406,10 @@ impl Ftl {
         let mut mapped = 0u64;
         for (lpn, ppa) in self.map.mapped() {
             if self.map.owner(ppa) != lpn {
-                return Err(format!("L2P[{lpn}] = {ppa} but P2L[{ppa}] = {}", self.map.owner(ppa)));
+                return Err(format!(
+                    "L2P[{lpn}] = {ppa} but P2L[{ppa}] = {}",
+                    self.map.owner(ppa)
+                ));
             }
             if !self.map.is_valid(ppa) {
                 return Err(format!("L2P[{lpn}] = {ppa} is not marked valid"));
@@ -368,11 +419,15 @@ impl Ftl {
         }
         for (b, (&counted, &stored)) in per_block.iter().zip(&self.blocks.valid).enumerate() {
             if counted != stored {
-                return Err(format!("block {b}: valid count {stored} but {counted} units map to it"));
+                return Err(format!(
+                    "block {b}: valid count {stored} but {counted} units map to it"
+                ));
             }
             let bits = self.map.count_valid(b as u32 * upb, upb);
             if bits != counted {
-                return Err(format!("block {b}: {bits} valid bits but {counted} mapped units"));
+                return Err(format!(
+                    "block {b}: {bits} valid bits but {counted} mapped units"
+                ));
             }
         }
         let mut seen = vec![false; self.layout.total_blocks as usize];
@@ -385,19 +440,29 @@ impl Ftl {
                 seen[b as usize] = true;
                 free += 1;
                 if self.layout.die_of_block(b) != die as u32 {
-                    return Err(format!("block {b} is in die {die}'s pool but belongs to another die"));
+                    return Err(format!(
+                        "block {b} is in die {die}'s pool but belongs to another die"
+                    ));
                 }
-                if self.blocks.state[b as usize] != BlockState::Free || self.blocks.valid[b as usize] != 0 {
+                if self.blocks.state[b as usize] != BlockState::Free
+                    || self.blocks.valid[b as usize] != 0
+                {
                     return Err(format!("free block {b} is not empty"));
                 }
             }
         }
         if free != self.free_total {
-            return Err(format!("free count {} but {free} blocks in pools", self.free_total));
+            return Err(format!(
+                "free count {} but {free} blocks in pools",
+                self.free_total
+            ));
         }
         if let Some(a) = &self.audit {
             if a.double_programs > 0 {
-                return Err(format!("{} units were programmed twice without an erase", a.double_programs));
+                return Err(format!(
+                    "{} units were programmed twice without an erase",
+                    a.double_programs
+                ));
             }
         }
         let total_valid: u64 = self.blocks.valid.iter().map(|&v| u64::from(v)).sum();

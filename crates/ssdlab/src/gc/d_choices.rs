@@ -17,7 +17,10 @@ pub struct DChoices {
 
 impl DChoices {
     pub fn new(d: u32, seed: u64) -> DChoices {
-        DChoices { d: d.max(1), rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD0C4_0105) }
+        DChoices {
+            d: d.max(1),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xD0C4_0105),
+        }
     }
 
     pub fn select(&mut self, c: &Candidates<'_>) -> Option<u32> {

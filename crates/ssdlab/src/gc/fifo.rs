@@ -16,7 +16,9 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(dies: u32) -> Fifo {
-        Fifo { queues: vec![VecDeque::new(); dies as usize] }
+        Fifo {
+            queues: vec![VecDeque::new(); dies as usize],
+        }
     }
 
     pub fn on_closed(&mut self, die: u32, block: u32) {

@@ -15,7 +15,7 @@ pub const SLOT_NS: u64 = 1024;
 #[derive(Clone, Debug)]
 pub struct Calendar {
     bits: Vec<u64>,
-    /// Ring capacity in slots (a power of two, 64 × bits.len()).
+    /// Ring capacity in slots (a power of two, 64 × `bits.len()`).
     mask: u64,
     /// Slots before this are in the past and free for reuse.
     floor: u64,
@@ -26,7 +26,12 @@ pub struct Calendar {
 impl Calendar {
     pub fn new() -> Calendar {
         let words = 1 << 10;
-        Calendar { bits: vec![0; words], mask: (words as u64 * 64) - 1, floor: 0, horizon: 0 }
+        Calendar {
+            bits: vec![0; words],
+            mask: (words as u64 * 64) - 1,
+            floor: 0,
+            horizon: 0,
+        }
     }
 
     #[inline]
@@ -51,7 +56,7 @@ impl Calendar {
             if end - self.floor >= self.cap() {
                 self.bits.fill(0);
             } else {
-                self.set_range(self.floor, end, false);
+                self.clear_range(self.floor, end);
             }
         }
         self.floor = new_floor;
@@ -64,7 +69,11 @@ impl Calendar {
             let p = s & self.mask;
             let bit = p & 63;
             let n = (64 - bit).min(to - s);
-            let m = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+            let m = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
             let w = &mut self.bits[(p >> 6) as usize];
             if value {
                 *w |= m;
@@ -73,6 +82,22 @@ impl Calendar {
             }
             s += n;
         }
+    }
+
+    /// Frees `[from, to)`, whole words at a time where it can.
+    fn clear_range(&mut self, from: u64, to: u64) {
+        let head_end = from.next_multiple_of(64).min(to);
+        self.set_range(from, head_end, false);
+        let tail_start = (to / 64 * 64).max(head_end);
+        let mut w = head_end;
+        while w < tail_start {
+            // Whole words up to the ring's end, then wrap.
+            let p = ((w & self.mask) >> 6) as usize;
+            let words = (((tail_start - w) >> 6) as usize).min(self.bits.len() - p);
+            self.bits[p..p + words].fill(0);
+            w += (words as u64) << 6;
+        }
+        self.set_range(tail_start, to, false);
     }
 
     /// The last booked slot in `[from, to)`, if any.
@@ -84,7 +109,11 @@ impl Calendar {
             let bit_hi = p_end & 63;
             let n = (bit_hi + 1).min(end - from);
             let lo_bit = bit_hi + 1 - n;
-            let m = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << lo_bit };
+            let m = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << lo_bit
+            };
             let w = self.bits[(p_end >> 6) as usize] & m;
             if w != 0 {
                 let top = 63 - u64::from(w.leading_zeros());
@@ -100,7 +129,12 @@ impl Calendar {
         while cap < needed {
             cap *= 2;
         }
-        let mut bigger = Calendar { bits: vec![0; (cap / 64) as usize], mask: cap - 1, floor: self.floor, horizon: self.horizon };
+        let mut bigger = Calendar {
+            bits: vec![0; (cap / 64) as usize],
+            mask: cap - 1,
+            floor: self.floor,
+            horizon: self.horizon,
+        };
         for s in self.floor..self.horizon {
             if self.is_set(s) {
                 bigger.set_range(s, s + 1, true);

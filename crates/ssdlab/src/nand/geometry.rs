@@ -38,6 +38,8 @@ pub struct Layout {
     pub t_command: SimTime,
     /// Write buffer capacity in units.
     pub buffer_units: u32,
+    /// `log2(units_per_block)` when it is a power of two: turns `block_of` into a shift.
+    block_shift: Option<u32>,
 }
 
 impl Layout {
@@ -49,7 +51,10 @@ impl Layout {
         let units_per_block = u64::from(units_per_program) * u64::from(g.pages_per_block);
         let total_blocks = dies * u64::from(g.blocks_per_plane);
         let physical_units = total_blocks * units_per_block;
-        if units_per_block > 1 << 20 || physical_units >= u64::from(u32::MAX) || total_blocks >= u64::from(u32::MAX) {
+        if units_per_block > 1 << 20
+            || physical_units >= u64::from(u32::MAX)
+            || total_blocks >= u64::from(u32::MAX)
+        {
             return Err(Error::Config(format!(
                 "the geometry describes {physical_units} units of 4 KiB; ssdlab simulates at most {} (16 TiB) and 2^20 units per block",
                 u32::MAX - 1
@@ -71,17 +76,25 @@ impl Layout {
             t_read: SimTime::from_us_f64(cfg.timing.read_us),
             t_program: SimTime::from_us_f64(cfg.timing.program_us),
             t_erase: SimTime::from_us_f64(cfg.timing.erase_us),
-            t_xfer_program: SimTime::transfer(u64::from(units_per_program) * UNIT_BYTES, channel_bps),
+            t_xfer_program: SimTime::transfer(
+                u64::from(units_per_program) * UNIT_BYTES,
+                channel_bps,
+            ),
             t_xfer_unit: SimTime::transfer(UNIT_BYTES, channel_bps),
             link_bytes_per_s: cfg.host.link_mb_s * 1e6,
             t_command: SimTime::from_us_f64(cfg.host.command_overhead_us),
             buffer_units: (u64::from(cfg.host.write_buffer_kib) * 1024 / UNIT_BYTES) as u32,
+            block_shift: (units_per_block as u32)
+                .is_power_of_two()
+                .then(|| (units_per_block as u32).trailing_zeros()),
         })
     }
 
     /// Spare (physical − user) capacity per die, in blocks.
     pub fn spare_blocks_per_die(&self) -> f64 {
-        (self.physical_units - self.user_units) as f64 / f64::from(self.units_per_block) / f64::from(self.dies)
+        (self.physical_units - self.user_units) as f64
+            / f64::from(self.units_per_block)
+            / f64::from(self.dies)
     }
 
     #[inline]
@@ -96,13 +109,17 @@ impl Layout {
 
     #[inline]
     pub fn block_of(&self, ppa: u32) -> u32 {
-        ppa / self.units_per_block
+        match self.block_shift {
+            Some(shift) => ppa >> shift,
+            None => ppa / self.units_per_block,
+        }
     }
 
     /// The clean-state ceiling for single-unit writes: every die programming full multi-plane
     /// pages back to back, each program preceded by its channel transfer.
     pub fn clean_write_iops_bound(&self) -> f64 {
-        let per_die = f64::from(self.units_per_program) / (self.t_program + self.t_xfer_program).as_secs_f64();
+        let per_die = f64::from(self.units_per_program)
+            / (self.t_program + self.t_xfer_program).as_secs_f64();
         let channel = f64::from(self.channels) / self.t_xfer_unit.as_secs_f64();
         (per_die * f64::from(self.dies)).min(channel)
     }

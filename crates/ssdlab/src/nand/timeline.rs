@@ -128,15 +128,24 @@ mod tests {
         // Work booked far ahead on die 0 leaves the channel free now for die 1.
         let far = tl.program(0, SimTime(0), SimTime(10 * slot), SimTime(100 * slot));
         assert_eq!(far, SimTime(330 * slot));
-        assert_eq!(tl.program(1, SimTime(0), SimTime(10 * slot), SimTime(100 * slot)), SimTime(230 * slot));
+        assert_eq!(
+            tl.program(1, SimTime(0), SimTime(10 * slot), SimTime(100 * slot)),
+            SimTime(230 * slot)
+        );
     }
 
     #[test]
     fn reads_and_erases_queue_on_the_die() {
         let slot = crate::nand::calendar::SLOT_NS;
         let mut tl = Timelines::new(1, 1);
-        assert_eq!(tl.erase(0, SimTime(5 * slot), SimTime(100 * slot)), SimTime(105 * slot));
-        assert_eq!(tl.read(0, SimTime(0), SimTime(50 * slot), SimTime(20 * slot)), SimTime(175 * slot));
+        assert_eq!(
+            tl.erase(0, SimTime(5 * slot), SimTime(100 * slot)),
+            SimTime(105 * slot)
+        );
+        assert_eq!(
+            tl.read(0, SimTime(0), SimTime(50 * slot), SimTime(20 * slot)),
+            SimTime(175 * slot)
+        );
         assert_eq!(tl.all_free(), SimTime(175 * slot));
     }
 }

@@ -5,9 +5,16 @@ use ssdlab::scenario::{run_steps, Consistency, ConsistencySummary};
 use ssdlab::{presets, Drive};
 
 fn run(spare: f64, duration: f64) -> ConsistencySummary {
-    let cfg = presets::get("mlc-256").unwrap().with_user_capacity(4 << 30).unwrap();
+    let cfg = presets::get("mlc-256")
+        .unwrap()
+        .with_user_capacity(4 << 30)
+        .unwrap();
     let mut drive = Drive::new(&cfg, 9).unwrap();
-    let test = Consistency { spare_area_pct: spare, duration_s: duration, ..Consistency::default() };
+    let test = Consistency {
+        spare_area_pct: spare,
+        duration_s: duration,
+        ..Consistency::default()
+    };
     let steps = test.steps(drive.user_bytes()).unwrap();
     let results = run_steps(&mut drive, &steps, 9, &mut |_, _| true).unwrap();
     drive.ftl().check_invariants().unwrap();
@@ -17,17 +24,35 @@ fn run(spare: f64, duration: f64) -> ConsistencySummary {
 #[test]
 fn the_burst_falls_off_a_cliff_into_a_steady_state() {
     let s = run(0.0, 900.0);
-    assert!(s.iops_clean > 4.0 * s.iops_steady_mean, "clean {} vs steady {}", s.iops_clean, s.iops_steady_mean);
+    assert!(
+        s.iops_clean > 4.0 * s.iops_steady_mean,
+        "clean {} vs steady {}",
+        s.iops_clean,
+        s.iops_steady_mean
+    );
     // Steady-state WA near greedy theory at 7% OP with 1024-unit blocks (about 7.5-8).
-    assert!((6.5..9.0).contains(&s.steady_write_amplification), "steady WA {}", s.steady_write_amplification);
+    assert!(
+        (6.5..9.0).contains(&s.steady_write_amplification),
+        "steady WA {}",
+        s.steady_write_amplification
+    );
 }
 
 #[test]
 fn spare_area_raises_steady_iops_and_lowers_wa() {
     let default = run(0.0, 900.0);
     let spare = run(25.0, 900.0);
-    assert!(spare.iops_steady_mean > 2.5 * default.iops_steady_mean, "{} vs {}", spare.iops_steady_mean, default.iops_steady_mean);
+    assert!(
+        spare.iops_steady_mean > 2.5 * default.iops_steady_mean,
+        "{} vs {}",
+        spare.iops_steady_mean,
+        default.iops_steady_mean
+    );
     assert!(spare.steady_write_amplification < 0.4 * default.steady_write_amplification);
     // 25% spare area on a 7% drive: alpha = 1.43, greedy WA about 1.9.
-    assert!((1.6..2.3).contains(&spare.steady_write_amplification), "{}", spare.steady_write_amplification);
+    assert!(
+        (1.6..2.3).contains(&spare.steady_write_amplification),
+        "{}",
+        spare.steady_write_amplification
+    );
 }

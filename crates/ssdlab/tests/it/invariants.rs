@@ -58,7 +58,7 @@ proptest! {
             let io = Io { units: io.units.min(user - io.lpn), ..io };
             let ack = drive.submit(io, t).unwrap();
             prop_assert!(ack >= t);
-            t = t + SimTime(1000);
+            t += SimTime(1000);
             if i % 50 == 0 {
                 if let Err(e) = drive.ftl().check_invariants() {
                     prop_assert!(false, "after op {i} ({o:?}): {e}");
@@ -85,7 +85,16 @@ fn a_drive_filled_beyond_its_spare_space_cannot_happen() {
     for round in 0..20u32 {
         for lpn in 0..user {
             let l = (lpn * 7 + round * 13) % user;
-            t = drive.submit(Io { kind: IoKind::Write, lpn: l, units: 1 }, t).unwrap();
+            t = drive
+                .submit(
+                    Io {
+                        kind: IoKind::Write,
+                        lpn: l,
+                        units: 1,
+                    },
+                    t,
+                )
+                .unwrap();
         }
     }
     drive.ftl().check_invariants().unwrap();

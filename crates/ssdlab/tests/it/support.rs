@@ -36,7 +36,11 @@ pub fn fill(span_bytes: u64) -> Step {
 
 pub fn random_writes(label: &str, ios: u64) -> Step {
     Step::Run {
-        workload: Workload { label: label.into(), io_limit: Some(ios), ..Workload::default() },
+        workload: Workload {
+            label: label.into(),
+            io_limit: Some(ios),
+            ..Workload::default()
+        },
     }
 }
 

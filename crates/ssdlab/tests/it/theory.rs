@@ -15,7 +15,7 @@ fn wa_fifo(alpha: f64) -> f64 {
     1.0 / (1.0 - x)
 }
 
-/// Greedy, Desnoyers' approximation: WA_fifo(k alpha) / k with k = 1 + 1/(2b).
+/// Greedy, Desnoyers' approximation: `WA_fifo(k` alpha) / k with k = 1 + 1/(2b).
 fn wa_greedy(alpha: f64, b: u32) -> f64 {
     let k = 1.0 + 1.0 / (2.0 * f64::from(b));
     wa_fifo(k * alpha) / k
@@ -80,7 +80,12 @@ fn fifo_matches_desnoyers_at_several_spare_factors() {
 fn greedy_matches_bux_iliadis_van_houdt_at_several_spare_factors() {
     for sf in [0.07, 0.10, 0.25, 0.50] {
         let m = measure(sf, GcPolicy::Greedy);
-        assert_close(&format!("greedy sf={sf}"), m.wa, wa_greedy(m.alpha_eff, 64), 0.03);
+        assert_close(
+            &format!("greedy sf={sf}"),
+            m.wa,
+            wa_greedy(m.alpha_eff, 64),
+            0.03,
+        );
     }
 }
 
@@ -91,10 +96,25 @@ fn greedy_beats_fifo_and_d_choices_lies_between_random_and_greedy() {
     let fifo = measure(sf, GcPolicy::Fifo);
     let d = measure(sf, GcPolicy::DChoices);
     let random_wa = d.alpha_eff / (d.alpha_eff - 1.0);
-    assert!(greedy.wa < fifo.wa * 0.97, "greedy {} vs fifo {}", greedy.wa, fifo.wa);
-    assert!(d.wa > greedy.wa && d.wa < random_wa, "d-choices {} not in ({}, {random_wa})", d.wa, greedy.wa);
+    assert!(
+        greedy.wa < fifo.wa * 0.97,
+        "greedy {} vs fifo {}",
+        greedy.wa,
+        fifo.wa
+    );
+    assert!(
+        d.wa > greedy.wa && d.wa < random_wa,
+        "d-choices {} not in ({}, {random_wa})",
+        d.wa,
+        greedy.wa
+    );
     // d = 8 is already close to greedy (Van Houdt 2013).
-    assert!(d.wa < greedy.wa * 1.10, "d-choices {} vs greedy {}", d.wa, greedy.wa);
+    assert!(
+        d.wa < greedy.wa * 1.10,
+        "d-choices {} vs greedy {}",
+        d.wa,
+        greedy.wa
+    );
 }
 
 #[test]
@@ -103,12 +123,21 @@ fn cost_benefit_is_near_greedy_under_uniform_writes() {
     let sf = 0.10;
     let greedy = measure(sf, GcPolicy::Greedy);
     let cb = measure(sf, GcPolicy::CostBenefit);
-    assert!(cb.wa >= greedy.wa * 0.99 && cb.wa < greedy.wa * 1.15, "cost-benefit {} vs greedy {}", cb.wa, greedy.wa);
+    assert!(
+        cb.wa >= greedy.wa * 0.99 && cb.wa < greedy.wa * 1.15,
+        "cost-benefit {} vs greedy {}",
+        cb.wa,
+        greedy.wa
+    );
 }
 
 #[test]
 fn the_rule_of_thumb_undershoots_at_high_spare_factor() {
     // (1 + sf) / (2 sf) vs the measured greedy WA: close at 7%, below at 50%.
     let m = measure(0.50, GcPolicy::Greedy);
-    assert!((1.5 / 1.0) < m.wa, "rule of thumb 1.5 should undershoot measured {}", m.wa);
+    assert!(
+        (1.5 / 1.0) < m.wa,
+        "rule of thumb 1.5 should undershoot measured {}",
+        m.wa
+    );
 }

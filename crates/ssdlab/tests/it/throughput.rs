@@ -12,14 +12,22 @@ fn clean_random_write_iops_reaches_the_nand_ceiling() {
     assert!((bound - 92_600.0).abs() < 500.0, "bound {bound}");
     let steps = [
         Step::SecureErase,
-        Step::Run { workload: Workload { duration_s: Some(5.0), ..Workload::default() } },
+        Step::Run {
+            workload: Workload {
+                duration_s: Some(5.0),
+                ..Workload::default()
+            },
+        },
     ];
     let results = run_steps(&mut drive, &steps, 3, &mut |_, _| true).unwrap();
     let ios = results[1].phase.as_ref().unwrap().series.total_ios();
     // Skip the first second (buffer fill) and the tail after 5 s; every other second runs at the ceiling.
     for (s, &n) in ios.iter().enumerate().take(5).skip(1) {
         let n = n as f64;
-        assert!(n <= bound * 1.001 && n >= bound * 0.97, "second {s}: {n} IOPS vs bound {bound:.0}");
+        assert!(
+            n <= bound * 1.001 && n >= bound * 0.97,
+            "second {s}: {n} IOPS vs bound {bound:.0}"
+        );
     }
 }
 
@@ -27,8 +35,14 @@ fn clean_random_write_iops_reaches_the_nand_ceiling() {
 fn fewer_dies_give_proportionally_fewer_clean_iops() {
     let full = presets::get("mlc-256").unwrap();
     let small = full.with_user_capacity(32_000_000_000).unwrap();
-    let a = Drive::new(&full, 1).unwrap().layout().clean_write_iops_bound();
-    let b = Drive::new(&small, 1).unwrap().layout().clean_write_iops_bound();
+    let a = Drive::new(&full, 1)
+        .unwrap()
+        .layout()
+        .clean_write_iops_bound();
+    let b = Drive::new(&small, 1)
+        .unwrap()
+        .layout()
+        .clean_write_iops_bound();
     assert!((a / b - 8.0).abs() < 0.01, "{a} vs {b}");
 }
 
@@ -36,7 +50,10 @@ fn fewer_dies_give_proportionally_fewer_clean_iops() {
 fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
     // At QD1 with a write buffer, writes still complete at buffer speed; reads at QD1 see one die
     // read (tR + transfer) each.
-    let cfg = presets::get("mlc-256").unwrap().with_user_capacity(2 << 30).unwrap();
+    let cfg = presets::get("mlc-256")
+        .unwrap()
+        .with_user_capacity(2 << 30)
+        .unwrap();
     let mut drive = Drive::new(&cfg, 3).unwrap();
     let steps = [
         Step::SecureErase,
@@ -63,5 +80,9 @@ fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
     let lat = read.latency[0].as_ref().unwrap();
     let l = drive.layout();
     let expected = (l.t_command + l.t_read + l.t_xfer_unit).ns() as f64 + 4096.0 / 600e6 * 1e9;
-    assert!((lat.mean_ns / expected - 1.0).abs() < 0.02, "mean read latency {} vs {expected}", lat.mean_ns);
+    assert!(
+        (lat.mean_ns / expected - 1.0).abs() < 0.02,
+        "mean read latency {} vs {expected}",
+        lat.mean_ns
+    );
 }

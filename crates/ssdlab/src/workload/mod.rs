@@ -1,0 +1,283 @@
+//! The workload engine: a closed loop that keeps `queue_depth` requests outstanding, drawn from a
+//! request stream (sequential or uniform random over a span; reads, writes, TRIMs or a mix), with
+//! optional think time and rate limit, until a time, IO-count or byte limit.
+
+mod engine;
+mod steady;
+mod stream;
+
+use serde::{Deserialize, Serialize};
+
+pub use steady::{SteadyCriterion, SteadyMetric, SteadyState};
+
+use crate::error::{Error, Result};
+use crate::ftl::Counters;
+use crate::metrics::{LatencyStats, Series};
+use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
+
+/// What the requests do.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rw {
+    Read,
+    Write,
+    Trim,
+    /// Reads with probability `read_fraction`, writes otherwise.
+    Mixed,
+    /// Each block is trimmed, then written (fio's `trimwrite`).
+    TrimWrite,
+}
+
+/// Where the requests go.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Block after block from the span's start, wrapping at its end.
+    Sequential,
+    /// Uniformly random block-aligned offsets in the span, with replacement.
+    Random,
+}
+
+/// One workload phase.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Workload {
+    pub label: String,
+    pub rw: Rw,
+    pub pattern: Pattern,
+    /// Share of reads in a `mixed` workload, 0..=1.
+    pub read_fraction: f64,
+    /// Request size in bytes, a multiple of 4096.
+    pub block_bytes: u64,
+    /// Requests kept outstanding.
+    pub queue_depth: u32,
+    /// Start of the span, in bytes from LBA 0 (a multiple of 4096).
+    pub offset_bytes: u64,
+    /// Length of the span in bytes; 0 means to the end of the user space.
+    pub span_bytes: u64,
+    /// Stop submitting after this much simulated time.
+    pub duration_s: Option<f64>,
+    /// Stop after this many requests.
+    pub io_limit: Option<u64>,
+    /// Stop after this many bytes. With no limit at all, one pass over the span.
+    pub byte_limit: Option<u64>,
+    /// Host time between a completion and the next request on that queue slot.
+    pub think_time_us: f64,
+    /// Cap on submitted requests per second.
+    pub rate_iops: Option<f64>,
+    /// Compressed size / original size of the written data: 1.0 is incompressible.
+    pub compressibility: f64,
+    /// Length of one series interval.
+    pub interval_ms: f64,
+    /// Overrides the seed the scenario derives for this phase.
+    pub seed: Option<u64>,
+    /// Random pattern only: visit every block once per pass, in a random order (fio's default
+    /// random map), instead of drawing with replacement.
+    pub random_map: bool,
+    /// Stop early once throughput is steady (fio's `ss`, `ss_dur`, `ss_ramp`).
+    pub steady_state: Option<SteadyState>,
+    /// Record completion times per 1/`position_buckets` of the span (HD Tach's MB/s against
+    /// position); 0 turns it off.
+    pub position_buckets: u32,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            label: String::new(),
+            rw: Rw::Write,
+            pattern: Pattern::Random,
+            read_fraction: 0.5,
+            block_bytes: 4096,
+            queue_depth: 32,
+            offset_bytes: 0,
+            span_bytes: 0,
+            duration_s: None,
+            io_limit: None,
+            byte_limit: None,
+            think_time_us: 0.0,
+            rate_iops: None,
+            compressibility: 1.0,
+            interval_ms: 1000.0,
+            seed: None,
+            random_map: false,
+            steady_state: None,
+            position_buckets: 0,
+        }
+    }
+}
+
+/// What one phase measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseResult {
+    pub label: String,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Requests completed and bytes moved, by direction (read, write, trim).
+    pub ios: [u64; 3],
+    pub bytes: [u64; 3],
+    pub latency: [Option<LatencyStats>; 3],
+    /// Counter growth over the phase.
+    pub counters: Counters,
+    /// With `steady_state`: the second at which the window was steady, if it was.
+    pub steady_state_at_s: Option<f64>,
+    /// With `position_buckets`: for each bucket of the span, when its last request completed
+    /// (ns since the phase started).
+    pub position_done_ns: Vec<u64>,
+    #[serde(skip)]
+    pub series: Series,
+}
+
+/// Progress of a running phase, for progress bars.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// 0..=1 of the phase's limit.
+    pub fraction: f64,
+    /// Simulated seconds since the phase started.
+    pub sim_seconds: f64,
+}
+
+/// A checked workload in units.
+struct Plan {
+    span_start: u64,
+    span_units: u64,
+    block_units: u64,
+    end: Option<SimTime>,
+    io_limit: Option<u64>,
+    byte_limit: Option<u64>,
+    think: SimTime,
+    rate_gap: Option<SimTime>,
+    interval_ns: u64,
+}
+
+fn finite_positive(name: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::Workload(format!(
+            "{name} must be a positive number, got {v}"
+        )))
+    }
+}
+
+impl Workload {
+    fn plan(&self, user_units: u64) -> Result<Plan> {
+        let name = if self.label.is_empty() {
+            "workload"
+        } else {
+            &self.label
+        };
+        let user_bytes = user_units * UNIT_BYTES;
+        if self.block_bytes == 0 || self.block_bytes % UNIT_BYTES != 0 {
+            return Err(Error::Workload(format!(
+                "{name}: block size must be a positive multiple of 4096 bytes, got {}",
+                self.block_bytes
+            )));
+        }
+        if self.queue_depth == 0 || self.queue_depth > 65_536 {
+            return Err(Error::Workload(format!(
+                "{name}: queue depth must be between 1 and 65536, got {}",
+                self.queue_depth
+            )));
+        }
+        if self.offset_bytes % UNIT_BYTES != 0 || self.span_bytes % UNIT_BYTES != 0 {
+            return Err(Error::Workload(format!(
+                "{name}: offset and span must be multiples of 4096 bytes"
+            )));
+        }
+        if self.offset_bytes >= user_bytes {
+            return Err(Error::Workload(format!(
+                "{name}: offset {} is beyond the drive's {user_bytes} user bytes",
+                self.offset_bytes
+            )));
+        }
+        let span_bytes = if self.span_bytes == 0 {
+            user_bytes - self.offset_bytes
+        } else {
+            self.span_bytes
+        };
+        if self.offset_bytes + span_bytes > user_bytes {
+            return Err(Error::Workload(format!(
+                "{name}: span of {span_bytes} bytes at offset {} runs past the drive's {user_bytes} user bytes",
+                self.offset_bytes
+            )));
+        }
+        if span_bytes < self.block_bytes {
+            return Err(Error::Workload(format!(
+                "{name}: the span ({span_bytes} bytes) is smaller than one block ({} bytes)",
+                self.block_bytes
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.read_fraction) {
+            return Err(Error::Workload(format!(
+                "{name}: read fraction must be within 0..1, got {}",
+                self.read_fraction
+            )));
+        }
+        if !(self.compressibility > 0.0 && self.compressibility <= 1.0) {
+            return Err(Error::Workload(format!(
+                "{name}: compressibility must be in (0, 1] (1 = incompressible), got {}",
+                self.compressibility
+            )));
+        }
+        if !(self.think_time_us.is_finite() && self.think_time_us >= 0.0) {
+            return Err(Error::Workload(format!(
+                "{name}: think time must be zero or more, got {}",
+                self.think_time_us
+            )));
+        }
+        finite_positive(&format!("{name}: interval_ms"), self.interval_ms)?;
+        if let Some(d) = self.duration_s {
+            finite_positive(&format!("{name}: duration"), d)?;
+        }
+        if let Some(r) = self.rate_iops {
+            finite_positive(&format!("{name}: rate_iops"), r)?;
+        }
+        if let Some(ss) = &self.steady_state {
+            finite_positive(&format!("{name}: steady-state window"), ss.window_s)?;
+            if !(ss.limit.is_finite()
+                && ss.limit >= 0.0
+                && ss.ramp_s.is_finite()
+                && ss.ramp_s >= 0.0)
+            {
+                return Err(Error::Workload(format!(
+                    "{name}: steady-state limit and ramp must be zero or more"
+                )));
+            }
+        }
+        if self.position_buckets > 0 && self.pattern != Pattern::Sequential {
+            return Err(Error::Workload(format!(
+                "{name}: position buckets need a sequential pattern"
+            )));
+        }
+        if self.io_limit == Some(0) || self.byte_limit == Some(0) {
+            return Err(Error::Workload(format!(
+                "{name}: IO and byte limits must be positive"
+            )));
+        }
+        let byte_limit = match (self.duration_s, self.io_limit, self.byte_limit) {
+            (None, None, None) => Some(span_bytes),
+            (_, _, b) => b,
+        };
+        Ok(Plan {
+            span_start: self.offset_bytes / UNIT_BYTES,
+            span_units: span_bytes / UNIT_BYTES,
+            block_units: self.block_bytes / UNIT_BYTES,
+            end: self
+                .duration_s
+                .map(|d| SimTime((d * NS_PER_SEC as f64).round() as u64)),
+            io_limit: self.io_limit,
+            byte_limit,
+            think: SimTime::from_us_f64(self.think_time_us),
+            rate_gap: self
+                .rate_iops
+                .map(|r| SimTime((NS_PER_SEC as f64 / r).round().max(1.0) as u64)),
+            interval_ns: ((self.interval_ms * 1e6).round() as u64).max(1),
+        })
+    }
+
+    /// Checks the workload against a drive of `user_units` units without running it.
+    pub fn validate(&self, user_units: u64) -> Result<()> {
+        self.plan(user_units).map(|_| ())
+    }
+}
