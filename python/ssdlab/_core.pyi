@@ -1,0 +1,62 @@
+"""Stubs of `ssdlab._core`, the PyO3 binding of the Rust crate (crates/ssdlab-py/src/lib.rs).
+
+Configs, steps and scalar results cross the boundary as JSON text; per-interval series as dicts of
+NumPy arrays. Use the typed wrappers in `ssdlab.config` and `ssdlab.simulate` instead.
+"""
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class SsdlabError(ValueError):
+    """Bad input for the simulator; the message says what to change."""
+
+_ProgressCallback = Callable[[int, float, float], Optional[bool]]
+_SeriesDict = dict[str, Any]
+_StepOutput = tuple[str, Optional[_SeriesDict]]
+
+def default_config() -> str:
+    """The default drive configuration as JSON."""
+
+def preset_names() -> list[str]:
+    """Preset names, default first."""
+
+def preset(name: str) -> str:
+    """The named preset as JSON."""
+
+def describe_config(config_json: str) -> str:
+    """Validates a config (JSON) and returns its derived layout figures as JSON."""
+
+def with_user_capacity(config_json: str, user_bytes: int) -> str:
+    """The same drive design at another user capacity (JSON in, JSON out)."""
+
+def consistency_steps(params_json: str, user_bytes: int) -> str:
+    """The consistency test's steps (JSON) for a drive of `user_bytes`."""
+
+class Simulator:
+    """A simulated drive and its state across steps."""
+
+    def __init__(self, config_json: str, seed: int) -> None: ...
+    @property
+    def user_bytes(self) -> int:
+        """User capacity in bytes."""
+    @property
+    def now_ns(self) -> int:
+        """The host's simulated clock, in nanoseconds."""
+    def counters(self) -> str:
+        """Cumulative FTL counters as JSON."""
+    def erase_counts(self) -> npt.NDArray[np.uint32]:
+        """Erase count of every FTL block."""
+    def enable_audit(self) -> None:
+        """Turns on the double-program audit (tests)."""
+    def check_invariants(self) -> None:
+        """Raises `SsdlabError` describing the first broken FTL invariant, if any."""
+    def run_steps(self, steps_json: str, callback: Optional[_ProgressCallback] = None) -> list[_StepOutput]:
+        """Runs steps (JSON list); returns ``[(json, series_or_None), ...]``."""
+    def run_consistency(
+        self, params_json: str, callback: Optional[_ProgressCallback] = None
+    ) -> tuple[list[_StepOutput], str]:
+        """Runs the consistency test; returns ``(steps, summary_json)``."""
