@@ -1,0 +1,282 @@
+"""Typed drive configurations: pydantic mirrors of the Rust `DriveConfig`.
+
+The Rust core is the one home of every default and every rule. This module reads the defaults
+from `ssdlab._core.default_config()` when it is imported, states only the *types* of the fields,
+and has the core validate each configuration as it is built, so a `DriveConfig` object always
+describes a drive that can be simulated.
+
+    >>> from ssdlab import load_preset
+    >>> cfg = load_preset("mlc-256").with_user_capacity(2 * 2**30).with_gc_policy("fifo")
+    >>> cfg.describe()["dies"], cfg.ftl.gc_policy
+    (1, 'fifo')
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Dict, Literal, Mapping, Union, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ssdlab import _core
+from ssdlab.errors import SsdlabError
+from ssdlab.sizes import parse_size
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "GC_POLICIES",
+    "DriveConfig",
+    "FtlConfig",
+    "Geometry",
+    "HostInterface",
+    "Timing",
+    "load_preset",
+    "preset_names",
+]
+
+GcPolicyName = Literal["greedy", "fifo", "cost-benefit", "d-choices"]
+GC_POLICIES: tuple[str, ...] = get_args(GcPolicyName)
+"""GC victim policies, as the core spells them (`GcPolicy` in crates/ssdlab/src/config.rs)."""
+
+_DEFAULTS: dict[str, Any] = json.loads(_core.default_config())
+
+# The core counts in u32 and u64; these are bounds of the types, not of the drive.
+U32 = Annotated[int, Field(strict=True, ge=0, le=2**32 - 1)]
+
+
+def _default(*path: str) -> Any:
+    """The Rust default at `path` (e.g. ``"geometry", "channels"``)."""
+    node: Any = _DEFAULTS
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            raise ImportError(
+                f"ssdlab._core has no default for {'.'.join(path)}: the compiled core and the Python "
+                "package are out of step; rebuild the extension (make install)"
+            )
+        node = node[key]
+    return node
+
+
+def _field(section: str, key: str, description: str) -> Any:
+    return Field(default=_default(section, key), description=description)
+
+
+class _FieldError(SsdlabError):
+    """A pydantic error as one line; keeps the field path so an enclosing model can extend it."""
+
+    def __init__(self, what: str, loc: tuple[str, ...], detail: str) -> None:
+        self.what, self.loc, self.detail = what, loc, detail
+        super().__init__(f"{what}: {'.'.join(loc)}{': ' if loc else ''}{detail}")
+
+
+def _field_error(err: ValidationError, what: str, model: type[BaseModel]) -> SsdlabError:
+    """The first pydantic error of `err` as a one-line `SsdlabError` naming the field."""
+    e = err.errors(include_url=False)[0]
+    loc = tuple(str(p) for p in e["loc"])
+    inner = e.get("ctx", {}).get("error")
+    if isinstance(inner, _FieldError):  # a nested section's own __init__ failed
+        return _FieldError(what, loc + inner.loc, inner.detail)
+    if isinstance(inner, SsdlabError):  # the core refused the whole config
+        return SsdlabError(str(inner))
+    if e["type"] == "extra_forbidden":
+        section: Any = model
+        for part in loc[:-1]:
+            section = section.model_fields[part].annotation if part in section.model_fields else None
+            if section is None:
+                break
+        known = f"; known settings here: {', '.join(section.model_fields)}" if section is not None else ""
+        return _FieldError(what, loc, f"unknown setting{known}")
+    more = f" (and {err.error_count() - 1} more problems)" if err.error_count() > 1 else ""
+    got = f", got {e['input']!r}" if "input" in e and not isinstance(e["input"], (dict, list)) else ""
+    return _FieldError(what, loc, f"{e['msg'].rstrip('.')}{got}{more}")
+
+
+class _Model(BaseModel):
+    """Frozen, strict about unknown keys; construction errors become one-line `SsdlabError`s."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as err:
+            raise _field_error(err, type(self).__name__, type(self)) from None
+
+
+class Geometry(_Model):
+    """NAND array geometry."""
+
+    channels: U32 = _field("geometry", "channels", "Independent NAND channels (buses) of the controller.")
+    dies_per_channel: U32 = _field("geometry", "dies_per_channel", "Dies sharing each channel.")
+    planes_per_die: U32 = _field(
+        "geometry", "planes_per_die", "Planes per die, programmed and erased together (multi-plane)."
+    )
+    blocks_per_plane: U32 = _field("geometry", "blocks_per_plane", "Erase blocks per plane.")
+    pages_per_block: U32 = _field("geometry", "pages_per_block", "Flash pages per erase block.")
+    page_bytes: U32 = _field("geometry", "page_bytes", "Flash page size in bytes (a multiple of 4096).")
+
+
+class Timing(_Model):
+    """NAND and bus timing."""
+
+    read_us: float = _field("timing", "read_us", "Page read (tR), microseconds.")
+    program_us: float = _field("timing", "program_us", "Page program (tPROG), microseconds.")
+    erase_us: float = _field("timing", "erase_us", "Block erase (tBERS), microseconds.")
+    channel_mb_s: float = _field("timing", "channel_mb_s", "Channel bandwidth, MB/s (10^6 bytes).")
+
+
+class HostInterface(_Model):
+    """The host link and the controller's write buffer."""
+
+    link_mb_s: float = _field("host", "link_mb_s", "Host link payload bandwidth, MB/s (10^6 bytes).")
+    command_overhead_us: float = _field("host", "command_overhead_us", "Controller time per command, microseconds.")
+    write_buffer_kib: U32 = _field("host", "write_buffer_kib", "DRAM write-back buffer for user data, KiB.")
+
+
+class FtlConfig(_Model):
+    """Flash translation layer settings."""
+
+    op: float = _field("ftl", "op", "Over-provisioning: physical / user - 1.")
+    gc_policy: GcPolicyName = _field("ftl", "gc_policy", "Which closed block GC cleans next.")
+    d_choices: U32 = _field("ftl", "d_choices", "Blocks sampled by the d-choices policy.")
+    gc_low_free_blocks: U32 = _field(
+        "ftl", "gc_low_free_blocks", "Foreground GC starts at this many free blocks per die or fewer."
+    )
+    gc_high_free_blocks: U32 = _field(
+        "ftl", "gc_high_free_blocks", "Foreground GC reclaims until a die has this many free blocks."
+    )
+
+
+class DriveConfig(_Model):
+    """A complete simulated drive. ``DriveConfig()`` is the core's default drive.
+
+    Build one from a preset (`load_preset`), a TOML file (`from_toml_file`) or a dict
+    (`from_dict`); derive variants with `with_user_capacity`, `with_op` and `with_gc_policy`.
+    Every instance has been validated by the core.
+    """
+
+    name: str = Field(default=_default("name"), description="Short name, used in reports.")
+    description: str = Field(default=_default("description"), description="One line describing the drive.")
+    geometry: Geometry = Field(default_factory=Geometry)
+    timing: Timing = Field(default_factory=Timing)
+    host: HostInterface = Field(default_factory=HostInterface)
+    ftl: FtlConfig = Field(default_factory=FtlConfig)
+
+    @model_validator(mode="after")
+    def _core_accepts(self) -> DriveConfig:
+        _core.describe_config(self.to_json())  # raises SsdlabError saying what to change
+        return self
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, what: str = "drive config") -> DriveConfig:
+        """A config from a (possibly partial) dict; missing settings take the core's defaults."""
+        if not isinstance(data, Mapping):
+            raise SsdlabError(f"{what}: expected a table of settings, got {type(data).__name__}")
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as err:
+            raise _field_error(err, what, cls) from None
+
+    @classmethod
+    def from_json(cls, text: str) -> DriveConfig:
+        """A config from JSON text (the form the core speaks)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise SsdlabError(f"drive config: not valid JSON ({err})") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_toml_file(cls, path: Union[str, Path]) -> DriveConfig:
+        """A config from a TOML drive file (the format of ``configs/drives/*.toml``)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as err:
+            raise SsdlabError(f"cannot read drive file {str(p)!r}: {err.strerror or err}") from None
+        except UnicodeDecodeError:
+            raise SsdlabError(f"drive file {str(p)!r} is not UTF-8 text; is it a TOML file?") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise SsdlabError(f"drive file {str(p)!r} is not valid TOML: {err}") from None
+        what = f"drive file {str(p)!r}"
+        try:
+            return cls.from_dict(data, what=what)
+        except _FieldError:
+            raise
+        except SsdlabError as err:  # the core's message: say which file it is about
+            raise SsdlabError(f"{what}: {err}") from None
+
+    # -- variants ----------------------------------------------------------------------------------
+
+    def _replace(self, section: str, **changes: Any) -> DriveConfig:
+        data = self.to_dict()
+        data[section].update(changes)
+        return DriveConfig.from_dict(data)
+
+    def with_user_capacity(self, user_bytes: Union[int, str]) -> DriveConfig:
+        """The same drive design at another user capacity, as a vendor scales a product line.
+
+        `user_bytes` is a number of bytes or a size string such as ``"2GiB"``. Keeps the NAND die
+        and the over-provisioning and changes the number of dies (and, for small drives, blocks
+        per plane); the core refuses capacities too small for its die.
+        """
+        if isinstance(user_bytes, str):
+            user_bytes = parse_size(user_bytes, what="capacity")
+        if isinstance(user_bytes, bool) or not isinstance(user_bytes, int):
+            raise SsdlabError(f"capacity must be a whole number of bytes, got {user_bytes!r}")
+        if not 0 < user_bytes < 2**64:
+            raise SsdlabError(f"capacity must be a positive number of bytes below 2**64, got {user_bytes}")
+        return DriveConfig.from_json(_core.with_user_capacity(self.to_json(), user_bytes))
+
+    def with_op(self, op: float) -> DriveConfig:
+        """The same NAND with over-provisioning `op` (physical / user - 1).
+
+        The physical capacity stays; the user capacity becomes physical / (1 + op).
+        """
+        return self._replace("ftl", op=op)
+
+    def with_gc_policy(self, name: str) -> DriveConfig:
+        """The same drive with GC victim policy `name` (one of `GC_POLICIES`)."""
+        if name not in GC_POLICIES:
+            raise SsdlabError(f"unknown GC policy {name!r}; choose one of {', '.join(GC_POLICIES)}")
+        return self._replace("ftl", gc_policy=name)
+
+    # -- views -------------------------------------------------------------------------------------
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    def describe(self) -> Dict[str, Any]:
+        """Figures the core derives from the config.
+
+        Keys: ``user_capacity_bytes``, ``physical_capacity_bytes``, ``op`` (actual, from the
+        rounded layout), ``dies``, ``channels``, ``blocks_per_die``, ``units_per_block``,
+        ``units_per_program``, ``spare_blocks_per_die``, ``clean_write_iops_bound``.
+        """
+        described: Dict[str, Any] = json.loads(_core.describe_config(self.to_json()))
+        return described
+
+
+def preset_names() -> list[str]:
+    """Names of the built-in drives (``configs/drives/*.toml``), the default first."""
+    return list(_core.preset_names())
+
+
+def load_preset(name: str) -> DriveConfig:
+    """The built-in drive `name`; see `preset_names()` or ``ssdlab drives``."""
+    if not isinstance(name, str):
+        raise SsdlabError(f"drive name must be a string, got {type(name).__name__}")
+    return DriveConfig.from_json(_core.preset(name))
