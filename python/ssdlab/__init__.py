@@ -1,7 +1,29 @@
-"""ssdlab: a deterministic SSD simulator (the Python package over the Rust core ssdlab._core)."""
+"""ssdlab: a deterministic SSD simulator.
+
+A Rust core (``ssdlab._core``) simulates NAND timing, a page-mapped FTL and its garbage
+collection; this package gives it typed configs, the reviewers' test procedures, result
+directories and charts.
+
+    >>> import ssdlab
+    >>> drive = ssdlab.load_preset("mlc-256").with_user_capacity(2 * 2**30)
+    >>> result = ssdlab.consistency(drive, spare_area_pct=25, duration_s=60)
+    >>> path = result.save("runs/example")          # iops.csv, series.csv, summary.json, charts
+"""
 
 from ssdlab._core import __version__
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
+from ssdlab.results import ConsistencyResult
+from ssdlab.simulate import Simulator, StepResult, consistency
 
-__all__ = ["DriveConfig", "SsdlabError", "__version__", "load_preset", "preset_names"]
+__all__ = [
+    "ConsistencyResult",
+    "DriveConfig",
+    "Simulator",
+    "SsdlabError",
+    "StepResult",
+    "__version__",
+    "consistency",
+    "load_preset",
+    "preset_names",
+]

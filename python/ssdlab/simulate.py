@@ -1,0 +1,335 @@
+"""Running simulations: the `Simulator` (a drive and its state across steps) and `consistency`,
+the reviewers' performance-consistency test.
+
+The heavy loops run in Rust with the GIL released; Python only converts what comes back.
+
+    >>> import ssdlab
+    >>> drive = ssdlab.load_preset("mlc-256").with_user_capacity(2 * 2**30)
+    >>> result = ssdlab.consistency(drive, duration_s=30)
+    >>> result.iops.shape
+    (30, 2)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from ssdlab import _core
+from ssdlab.config import DriveConfig, load_preset, preset_names
+from ssdlab.errors import SsdlabError
+from ssdlab.progress import ProgressCallback, StepBars
+from ssdlab.results import ConsistencyResult
+from ssdlab.sizes import parse_size
+
+__all__ = [
+    "CONSISTENCY_DEFAULTS",
+    "ConsistencyDefaults",
+    "Simulator",
+    "StepResult",
+    "consistency",
+    "consistency_steps",
+]
+
+NS_PER_S = 1e9
+Progress = Union[bool, None, ProgressCallback]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step did.
+
+    `phase` holds the scalars of a workload step (``ios``, ``bytes`` and ``latency`` by direction
+    read/write/trim, and ``counters``: the counter growth over the phase); `counters` are the
+    drive's cumulative counters after the step. `series` has one row per interval (1 s unless the
+    workload sets ``interval_ms``) with ``time_s`` from the step's start and the core's raw
+    per-interval counts; it is None for steps that run no workload.
+    """
+
+    index: int
+    kind: str
+    label: str
+    start_s: float
+    end_s: float
+    phase: Optional[Dict[str, Any]]
+    counters: Dict[str, int]
+    free_blocks: int
+    interval_s: Optional[float] = None
+    series: Optional[pd.DataFrame] = field(default=None, repr=False, compare=False)
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+
+def _series_frame(raw: Dict[str, Any]) -> tuple[float, pd.DataFrame]:
+    interval_s = raw["interval_ns"] / NS_PER_S
+    columns = {k: np.asarray(v) for k, v in raw.items() if k != "interval_ns"}
+    n = len(next(iter(columns.values()))) if columns else 0
+    frame = pd.DataFrame({"time_s": np.arange(n, dtype=np.float64) * interval_s, **columns})
+    return interval_s, frame
+
+
+def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepResult:
+    s = json.loads(json_text)
+    interval_s, frame = _series_frame(raw_series) if raw_series is not None else (None, None)
+    return StepResult(
+        index=s["index"],
+        kind=s["kind"],
+        label=s["label"],
+        start_s=s["start_ns"] / NS_PER_S,
+        end_s=s["end_ns"] / NS_PER_S,
+        phase=s["phase"],
+        counters=s["counters_after"],
+        free_blocks=s["free_blocks_after"],
+        interval_s=interval_s,
+        series=frame,
+    )
+
+
+def _to_json(value: Any, what: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise SsdlabError(f"{what} must be plain numbers, strings, lists and dicts: {err}") from None
+
+
+def _resolve_config(config: Union[DriveConfig, str, None]) -> DriveConfig:
+    if config is None:
+        return load_preset(preset_names()[0])
+    if isinstance(config, str):
+        return load_preset(config)
+    if isinstance(config, DriveConfig):
+        return config
+    raise SsdlabError(f"expected a DriveConfig or a preset name, got {type(config).__name__}")
+
+
+def _check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+        raise SsdlabError(f"seed must be a whole number from 0 to 2**64-1, got {seed!r}")
+    return int(seed)
+
+
+class _Callback:
+    """The callback handed to the core. It is always passed, even with no display, because the
+    core checks for Ctrl-C only when it calls back."""
+
+    def __init__(self, progress: Progress, steps: Sequence[Dict[str, Any]]) -> None:
+        self.bars: StepBars | None = None
+        self.user: ProgressCallback | None = None
+        if progress is True:
+            self.bars = StepBars(steps)
+        elif callable(progress):
+            self.user = progress
+        elif progress not in (None, False):
+            raise SsdlabError(f"progress must be True, False or a callable, got {progress!r}")
+
+    def __call__(self, step: int, fraction: float, sim_seconds: float) -> Optional[bool]:
+        if self.bars is not None:
+            self.bars(step, fraction, sim_seconds)
+        if self.user is not None:
+            return self.user(step, fraction, sim_seconds)
+        return True
+
+    def close(self) -> None:
+        if self.bars is not None:
+            self.bars.close()
+
+
+class Simulator:
+    """A simulated drive and its state across steps.
+
+    `config` is a `DriveConfig` or a preset name; `seed` drives every random stream, so the same
+    config, seed and steps give the same numbers, bit for bit.
+    """
+
+    def __init__(self, config: Union[DriveConfig, str, None] = None, seed: int = 1) -> None:
+        self._config = _resolve_config(config)
+        self._seed = _check_seed(seed)
+        self._core = _core.Simulator(self._config.to_json(), self._seed)
+
+    def __repr__(self) -> str:
+        return f"Simulator({self._config.name!r}, seed={self._seed}, user_bytes={self.user_bytes}, now_s={self.now_s:g})"
+
+    @property
+    def config(self) -> DriveConfig:
+        return self._config
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def user_bytes(self) -> int:
+        """User capacity in bytes."""
+        return self._core.user_bytes
+
+    @property
+    def now_s(self) -> float:
+        """The host's simulated clock, in seconds."""
+        return self._core.now_ns / NS_PER_S
+
+    def counters(self) -> Dict[str, int]:
+        """Cumulative FTL counters (units are 4 KiB mapping units)."""
+        counters: Dict[str, int] = json.loads(self._core.counters())
+        return counters
+
+    def erase_counts(self) -> np.ndarray:
+        """Erase count of every FTL block (a multi-plane block of one die)."""
+        return self._core.erase_counts()
+
+    def check_invariants(self) -> None:
+        """Raises `SsdlabError` describing the first broken FTL invariant, if any."""
+        self._core.check_invariants()
+
+    def run_steps(self, steps: Sequence[Dict[str, Any]], progress: Progress = None) -> List[StepResult]:
+        """Runs `steps` in order and returns one `StepResult` per step.
+
+        Steps use the core's format, e.g. ``{"step": "secure_erase"}``, ``{"step": "idle",
+        "seconds": 60}``, ``{"step": "trim", "offset_bytes": 0, "length_bytes": 0}`` or ``{"step":
+        "run", "workload": {"rw": "write", "pattern": "random", "duration_s": 30}}`` (workload
+        settings not given take the core's defaults). Every step is checked before any runs.
+
+        `progress`: True shows bars on stderr; a callable gets ``(step_index, fraction,
+        sim_seconds)`` and stops the run by returning False (the core then raises
+        KeyboardInterrupt) or by raising.
+        """
+        if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+            raise SsdlabError("steps must be a list of step dicts, e.g. [{'step': 'secure_erase'}]")
+        steps_json = _to_json(list(steps), "steps")
+        callback = _Callback(progress, list(steps))
+        try:
+            outputs = self._core.run_steps(steps_json, callback)
+        finally:
+            callback.close()
+        return [_step_result(j, s) for j, s in outputs]
+
+    def _run_consistency(self, params: Dict[str, Any], progress: Progress) -> tuple[List[StepResult], Dict[str, Any]]:
+        params_json = _to_json(params, "consistency parameters")
+        steps = json.loads(_core.consistency_steps(params_json, self.user_bytes))  # checks the params
+        callback = _Callback(progress, steps)
+        try:
+            outputs, summary = self._core.run_consistency(params_json, callback)
+        finally:
+            callback.close()
+        return [_step_result(j, s) for j, s in outputs], json.loads(summary)
+
+
+@dataclass(frozen=True)
+class ConsistencyDefaults:
+    """The core's defaults for the consistency test."""
+
+    spare_area_pct: float
+    duration_s: float
+    queue_depth: int
+    block_bytes: int
+
+
+def _consistency_defaults() -> ConsistencyDefaults:
+    # The binding exposes no `Consistency::default()`, so read the defaults back from the steps the
+    # core builds for empty parameters: the last step is the random-write phase, and a drive whose
+    # size is a multiple of every request size shows the spare area as span / size.
+    user_bytes = 2**40
+    steps = json.loads(_core.consistency_steps("{}", user_bytes))
+    random = steps[-1]["workload"]
+    return ConsistencyDefaults(
+        spare_area_pct=100.0 * (1.0 - random["span_bytes"] / user_bytes),
+        duration_s=float(random["duration_s"]),
+        queue_depth=int(random["queue_depth"]),
+        block_bytes=int(random["block_bytes"]),
+    )
+
+
+CONSISTENCY_DEFAULTS = _consistency_defaults()
+_D = CONSISTENCY_DEFAULTS
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SsdlabError(f"{what} must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise SsdlabError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _whole(value: Any, what: str, bits: int = 32) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise SsdlabError(f"{what} must be a whole number, got {value!r}")
+    if not 0 <= int(value) < 2**bits:
+        raise SsdlabError(f"{what} {value} is out of range; give a positive whole number")
+    return int(value)
+
+
+def _consistency_params(spare_area_pct: Any, duration_s: Any, qd: Any, block_size: Any) -> Dict[str, Any]:
+    return {
+        "spare_area_pct": _number(spare_area_pct, "spare area"),
+        "duration_s": _number(duration_s, "duration"),
+        "queue_depth": _whole(qd, "queue depth"),
+        "block_bytes": parse_size(block_size, what="block size"),
+    }
+
+
+def consistency_steps(
+    config: Union[DriveConfig, str, None] = None,
+    *,
+    spare_area_pct: float = _D.spare_area_pct,
+    duration_s: float = _D.duration_s,
+    qd: int = _D.queue_depth,
+    block_size: Union[int, str] = _D.block_bytes,
+) -> List[Dict[str, Any]]:
+    """The steps `consistency` runs, in the core's step format (for inspection and progress bars)."""
+    cfg = _resolve_config(config)
+    params = _consistency_params(spare_area_pct, duration_s, qd, block_size)
+    user_bytes = cfg.describe()["user_capacity_bytes"]
+    steps: List[Dict[str, Any]] = json.loads(_core.consistency_steps(_to_json(params, "consistency parameters"), user_bytes))
+    return steps
+
+
+def consistency(
+    config: Union[DriveConfig, str, None] = None,
+    *,
+    spare_area_pct: float = _D.spare_area_pct,
+    duration_s: float = _D.duration_s,
+    qd: int = _D.queue_depth,
+    block_size: Union[int, str] = _D.block_bytes,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> ConsistencyResult:
+    """The performance-consistency test of the 2012-2013 SSD reviews.
+
+    Secure erase, a sequential fill of the tested span, then `duration_s` seconds of random writes
+    of `block_size` bytes at queue depth `qd` over it; the span leaves the last `spare_area_pct`
+    percent of the user space unused (extra spare area for the FTL).
+
+    `config` is a `DriveConfig`, a preset name, or None for the default preset. `block_size` takes
+    a size string such as ``"4k"``. `progress`: True shows bars on stderr (when it is a terminal);
+    a callable gets ``(step_index, fraction, sim_seconds)``; the core checks every step before the
+    first call. `label` names the run in the summary and charts (default ``"<drive> · <spare>%
+    spare area"``). Every input is checked before the simulation starts.
+    """
+    cfg = _resolve_config(config)
+    params = _consistency_params(spare_area_pct, duration_s, qd, block_size)
+    seed = _check_seed(seed)
+    sim = Simulator(cfg, seed)
+    started = time.perf_counter()
+    steps, core_summary = sim._run_consistency(params, progress)
+    wall = time.perf_counter() - started
+    return ConsistencyResult.from_run(
+        config=cfg,
+        steps=steps,
+        core_summary=core_summary,
+        spare_area_pct=params["spare_area_pct"],
+        duration_s=params["duration_s"],
+        qd=params["queue_depth"],
+        block_size=params["block_bytes"],
+        seed=seed,
+        wall_seconds=wall,
+        label=label,
+    )
