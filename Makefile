@@ -1,0 +1,38 @@
+# ssdlab: make help lists the targets.
+
+.DEFAULT_GOAL := help
+.PHONY: help install develop test test-slow lint run bench
+
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+
+help: ## Show the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+install: $(PY) ## Create .venv if missing, install the Python deps and build the extension (release)
+	$(PY) -m pip install --quiet "maturin>=1.5,<2"
+	$(VENV)/bin/maturin develop --release --extras test
+
+develop: $(PY) ## Rebuild the extension only (release), after editing crates/
+	$(VENV)/bin/maturin develop --release --skip-install
+
+test: ## Rust tests (release) and pytest; slow tests are opt-in: make test-slow
+	cargo test --workspace --release
+	$(PY) -m pytest
+
+test-slow: ## The slow pytest tests (full-size drives)
+	$(PY) -m pytest -m slow
+
+lint: ## cargo clippy and cargo fmt --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo fmt --all -- --check
+
+run: ## The consistency test on the default drive into runs/default
+	$(VENV)/bin/ssdlab consistency --out runs/default
+
+bench: ## End-to-end Rust benchmark of the consistency scenario
+	cargo run --release -p ssdlab --example bench_consistency
