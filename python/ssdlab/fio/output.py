@@ -556,21 +556,30 @@ def read_log(path: Union[str, Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["time_ms", "value", "direction", "bs"]).astype(np.int64)
 
 
-def per_second(log: pd.DataFrame, seconds: Optional[int] = None, how: str = "sum") -> np.ndarray:
-    """Per-second values from a windowed fio log (``log_avg_msec=1000``): second k holds the lines
-    whose time falls in (1000 k, 1000 (k+1)]; directions are summed (``how="sum"``, for IOPS and
-    bandwidth) or averaged (``"mean"``). Seconds with no line are 0 (fio writes none for them)."""
-    if log.empty:
-        n = seconds or 0
-        return np.zeros(n, dtype=np.int64 if how == "sum" else np.float64)
-    sec = np.maximum((log["time_ms"].to_numpy() - 1) // 1000, 0)
-    n = seconds if seconds is not None else int(sec.max()) + 1
-    keep = sec < n
+def per_second(log: pd.DataFrame, seconds: Optional[int] = None, how: str = "sum",
+               slack_ms: int = 250) -> np.ndarray:
+    """Per-second values from a windowed fio log (``log_avg_msec=1000``).
+
+    A line stamped t ms closes the window ending near t: it belongs to second
+    ``ceil((t - slack_ms) / 1000) - 1`` (fio's stamps run a few ms late, and its last window is
+    flushed early), or to the second after the previous line of its direction if that one is taken.
+    Directions are summed (``how="sum"``: IOPS, bandwidth) or averaged (``"mean"``: latency).
+    Seconds without a line -- fio writes none for a window without IO -- are 0 (NaN for "mean")."""
+    idx = np.zeros(len(log), dtype=np.int64)
+    times = log["time_ms"].to_numpy() if len(log) else np.zeros(0, dtype=np.int64)
+    dirs = log["direction"].to_numpy() if len(log) else np.zeros(0, dtype=np.int64)
+    last: Dict[int, int] = {}
+    for i, (t, d) in enumerate(zip(times, dirs)):
+        k = max(int(math.ceil((int(t) - slack_ms) / 1000.0)) - 1, 0)
+        k = max(k, last.get(int(d), -1) + 1)
+        idx[i] = last[int(d)] = k
+    n = seconds if seconds is not None else (int(idx.max()) + 1 if len(idx) else 0)
+    keep = idx < n
     out = np.zeros(n, dtype=np.float64)
-    np.add.at(out, sec[keep], log["value"].to_numpy()[keep])
+    np.add.at(out, idx[keep], log["value"].to_numpy()[keep] if len(log) else [])
     if how == "mean":
         counts = np.zeros(n)
-        np.add.at(counts, sec[keep], 1)
+        np.add.at(counts, idx[keep], 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(counts > 0, out / np.maximum(counts, 1), np.nan)
     return out.astype(np.int64)

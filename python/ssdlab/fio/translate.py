@@ -147,8 +147,9 @@ class FioPlan:
 
 
 def options_dict(options: List[RawOption]) -> Dict[str, str]:
-    """Options as fio's JSON lists them: canonical name -> value text as written ("" for flags)."""
-    return {o.key: (o.value if o.value is not None else "") for o in options}
+    """Options as fio's JSON lists them: canonical name -> value text as written. Flags written
+    without a value (``time_based``, ``norandommap``) are left out, as fio leaves them out."""
+    return {o.key: o.value for o in options if o.value is not None}
 
 
 class _Job:

@@ -1,0 +1,538 @@
+"""The review procedures on a real device or a regular file, through the system fio.
+
+Each procedure checks the target first (`ssdlab.fio.safety`: nothing is written to a device that
+is mounted, in use, or carries data unless the flags say so), then runs the same steps as the
+simulator -- secure erase, sequential fill, random writes, HD Tach passes, idle, TRIM -- and
+writes the same result directory (docs/results.md) with ``device`` set to the path and ``seed``
+null. fio's own files (job file, JSON, logs, stderr) are kept in the ``fio/`` subdirectory.
+
+==================  =======================================================================
+step                on a block device                      on a regular file
+==================  =======================================================================
+secure erase        ``blkdiscard`` of the tested range     punch holes (``fallocate``)
+                    (``nvme format --ses=1`` if discard    over the tested range
+                    fails on a whole NVMe namespace)
+TRIM                ``blkdiscard``                         punch holes
+fill, torture,      fio (io_uring, else libaio, else psync; O_DIRECT unless the filesystem
+HD Tach pass        refuses it, as tmpfs does)
+per-second IOPS     fio's IOPS log with ``log_avg_msec=1000``
+write amplification SMART host and NAND write counters (``smartctl -j``) when the drive has them
+==================  =======================================================================
+
+An HD Tach pass is one sequential write of the tested range in 128 KiB requests; fio logs every
+request's completion time and offset, and each 0.5 % bucket's MB/s (10^6 bytes) is its size over
+the time between its last completion and the previous bucket's. fio's log times are whole
+milliseconds, so buckets written in under a few milliseconds (small, fast files) are coarse.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from ssdlab import _core
+from ssdlab.errors import SsdlabError
+from ssdlab.fio import output, runner, smart
+from ssdlab.fio.safety import Target, check_target
+from ssdlab.results import ConsistencyResult, LATENCY_KEYS, check_output_dir
+from ssdlab.sizes import format_size
+
+__all__ = [
+    "DeviceConsistencyResult",
+    "HdtachResult",
+    "consistency_on_device",
+    "hdtach_on_device",
+    "torture_on_device",
+    "secure_erase",
+    "trim_range",
+]
+
+FILL_BLOCK = 128 * 1024
+PASS_BLOCK = 128 * 1024
+BUCKETS = 200  # 0.5 % of the span each
+MIB = 2.0**20
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+# -- erase and TRIM -----------------------------------------------------------------------------------
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+_FALLOC_FL_PUNCH_HOLE = 0x02
+
+
+def _punch_hole(path: Path, length: int) -> None:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
+        if libc.fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, 0, length) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _blkdiscard(path: Path, length: int) -> Tuple[bool, str]:
+    exe = shutil.which("blkdiscard")
+    if exe is None:
+        return False, "blkdiscard not found (util-linux)"
+    r = subprocess.run([exe, "--offset", "0", "--length", str(length), str(path)], capture_output=True, text=True,
+                       timeout=3600)
+    if r.returncode == 0:
+        return True, "blkdiscard"
+    return False, (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
+
+
+def trim_range(target: Target) -> str:
+    """TRIMs the tested range; returns how. Raises `SsdlabError` when it cannot."""
+    length = target.size_bytes // 4096 * 4096
+    if target.is_file:
+        try:
+            _punch_hole(target.path, length)
+            return "punched holes (fallocate)"
+        except OSError as e:
+            raise SsdlabError(f"{target.path}: cannot punch holes to TRIM it: {e.strerror or e}") from None
+    ok, how = _blkdiscard(target.path, length)
+    if not ok:
+        raise SsdlabError(f"{target.path}: TRIM (blkdiscard) failed: {how}")
+    return how
+
+
+def secure_erase(target: Target) -> Tuple[str, List[str]]:
+    """Returns the method used and notes. A file is emptied by punching holes (or truncating); a
+    block device is discarded; whole NVMe namespaces fall back to ``nvme format --ses=1``."""
+    notes: List[str] = []
+    length = target.size_bytes // 4096 * 4096
+    if target.is_file:
+        try:
+            _punch_hole(target.path, length)
+            return "punched holes over the file (fallocate)", notes
+        except OSError as e:
+            size = target.path.stat().st_size
+            os.truncate(target.path, 0)
+            os.truncate(target.path, size)
+            notes.append(f"punching holes failed ({e.strerror or e}); truncated the file to 0 and back instead")
+            return "truncate", notes
+    ok, how = _blkdiscard(target.path, length)
+    if ok:
+        return "blkdiscard of the tested range", notes
+    nvme = shutil.which("nvme")
+    whole = target.partition_of is None and re.fullmatch(r"nvme\d+n\d+", target.path.name or "")
+    if nvme and whole:
+        r = subprocess.run([nvme, "format", str(target.path), "--ses=1", "--force"], capture_output=True, text=True,
+                           timeout=3600)
+        if r.returncode == 0:
+            return "nvme format --ses=1", notes
+        how += f"; nvme format: {(r.stderr.strip().splitlines() or ['failed'])[-1]}"
+    notes.append(f"could not erase {target.path} ({how}); the test starts from the drive's current state")
+    return "none", notes
+
+
+# -- SMART --------------------------------------------------------------------------------------------
+
+
+def _smart(target: Target) -> Optional[smart.SmartWrites]:
+    if target.is_file:
+        return None
+    dev = Path(target.partition_of) if target.partition_of else target.path
+    return smart.read_smart(dev)
+
+
+# -- common helpers -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Session:
+    target: Target
+    io: runner.IoSetup
+    workdir: Path
+    progress: bool
+    notes: List[str] = field(default_factory=list)
+    runs: int = 0
+
+    def base_options(self, size: int) -> Dict[str, Any]:
+        return {
+            "filename": str(self.target.path.resolve()),
+            "ioengine": self.io.engine,
+            "direct": 1 if self.io.direct else 0,
+            "size": size,
+            "thread": True,
+            "norandommap": True,
+        }
+
+    def run(self, jobs: Sequence[runner.FioJobSpec], size: int, comment: str,
+            extra: Optional[Dict[str, Any]] = None) -> runner.FioOutput:
+        self.runs += 1
+        sub = self.workdir / f"{self.runs:02d}-{jobs[0].name}"
+        opts = dict(self.base_options(size), **(extra or {}))
+        return runner.run(opts, jobs, sub, progress=self.progress, comment=comment)
+
+
+def _open_session(path: PathLike, *, capacity: Optional[int], yes_destroy_data: bool, force_signatures: bool,
+                  out_dir: Optional[PathLike], progress: bool) -> Tuple[_Session, Optional[Path]]:
+    runner.fio_path()  # fail early without fio
+    out = check_output_dir(out_dir) if out_dir is not None else None
+    target = check_target(path, destroy_ok=yes_destroy_data, force_signatures=force_signatures, capacity=capacity)
+    io = runner.probe_io(target.path)
+    if not io.direct and not target.is_file:
+        raise SsdlabError(f"{target.path}: fio cannot open the device with O_DIRECT; refusing a buffered run on a device")
+    if out is not None:
+        workdir = out / "fio"
+    else:
+        import tempfile
+
+        workdir = Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    s = _Session(target, io, workdir, progress, notes=list(target.notes) + list(io.notes))
+    if io.engine == "psync":
+        s.notes.append("ioengine=psync keeps one IO in flight: the queue depth is 1 whatever --qd says")
+    return s, out
+
+
+def _label(target: Target) -> str:
+    return target.name or target.path.name
+
+
+def _common_summary(s: _Session, scenario: str, label: str, started: float) -> Dict[str, Any]:
+    return {
+        "scenario": scenario,
+        "label": label,
+        "drive": _label(s.target),
+        "device": str(s.target.path),
+        "seed": None,
+        "ssdlab_version": _core.__version__,
+        "wall_seconds": time.perf_counter() - started,
+    }
+
+
+# -- consistency --------------------------------------------------------------------------------------
+
+
+class DeviceConsistencyResult(ConsistencyResult):
+    """A consistency result measured on a real device (OP and GC policy unknown)."""
+
+    def subtitle(self) -> str:
+        s = self.summary
+        wa = s.get("write_amplification")
+        wa_text = f"WA {wa:.2f} (SMART)" if isinstance(wa, (int, float)) else "WA n/a"
+        return (f"{format_size(int(s['block_size']))} random writes, QD{s['qd']} · "
+                f"{format_size(int(s['user_capacity_bytes']))} tested · {wa_text} · device {s['device']} · "
+                f"ssdlab {s['ssdlab_version']}")
+
+
+def _zoom_start(duration_s: float) -> float:
+    # The core's rule (Consistency::zoom_start_s): 1400 s for 2000 s runs, else 70 %.
+    return 1400.0 if duration_s >= 2000 else float(math.floor(0.7 * duration_s))
+
+
+def consistency_on_device(
+    path: PathLike,
+    *,
+    spare_area_pct: float = 0.0,
+    duration_s: float = 2000.0,
+    qd: int = 32,
+    block_size: int = 4096,
+    capacity: Optional[int] = None,
+    yes_destroy_data: bool = False,
+    force_signatures: bool = False,
+    out_dir: Optional[PathLike] = None,
+    progress: bool = False,
+    label: Optional[str] = None,
+) -> DeviceConsistencyResult:
+    """The performance-consistency test on a real device or file (see the module doc).
+
+    With `out_dir`, fio's files go to ``out_dir/fio``; save the result there with ``.save(out_dir)``.
+    """
+    if not (0 <= spare_area_pct < 100):
+        raise SsdlabError(f"spare area must be at least 0 and below 100 percent, got {spare_area_pct}")
+    if not (duration_s > 0 and math.isfinite(duration_s)):
+        raise SsdlabError(f"duration must be a positive number of seconds, got {duration_s}")
+    if block_size <= 0 or block_size % 4096:
+        raise SsdlabError(f"block size must be a positive multiple of 4096 bytes, got {block_size}")
+    started = time.perf_counter()
+    s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
+                         force_signatures=force_signatures, out_dir=out_dir, progress=progress)
+    unit = max(FILL_BLOCK, block_size)
+    span = int(s.target.size_bytes * (1.0 - spare_area_pct / 100.0)) // unit * unit
+    if span <= 0:
+        raise SsdlabError(f"{s.target.path}: a spare area of {spare_area_pct}% leaves nothing to test")
+    before = _smart(s.target)
+    method, notes = secure_erase(s.target)
+    s.notes += notes
+    seconds = int(math.ceil(duration_s))
+    jobs = [
+        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
+        runner.FioJobSpec("random-write", {
+            "stonewall": True, "rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
+            "runtime": f"{duration_s:g}", "log_avg_msec": 1000, "write_iops_log": "random-write",
+            "write_bw_log": "random-write", "write_lat_log": "random-write",
+        }, planned_seconds=duration_s),
+    ]
+    out = s.run(jobs, span, comment=f"ssdlab consistency on {s.target.path}: sequential fill, then "
+                                      f"{duration_s:g} s of {format_size(block_size)} random writes at QD{qd}")
+    after = _smart(s.target)
+    d = out.workdir
+    iops_log = output.read_log(d / "random-write_iops.2.log")
+    bw_log = output.read_log(d / "random-write_bw.2.log")
+    lat_log = output.read_log(d / "random-write_lat.2.log")
+    fill_job, rand_job = out.job("fill"), out.job("random-write")
+    w = rand_job["write"]
+    iops = output.per_second(iops_log, seconds)
+    host_mib = output.per_second(bw_log, seconds).astype(np.float64) / 1024.0  # KiB/s over 1 s -> MiB
+    lat_us = output.per_second(lat_log, seconds, how="mean") / 1000.0
+    if seconds and iops[-1] == 0 and int(w["total_ios"]) > int(iops.sum()):
+        # fio often writes no window for the last second; the job's totals say what it did.
+        iops[-1] = int(w["total_ios"]) - int(iops.sum())
+        host_mib[-1] = max(int(w["io_bytes"]) / MIB - float(host_mib[:-1].sum()), 0.0)
+        s.notes.append("fio logged no window for the last second; its IOPS are the job's total minus the logged seconds")
+    t = np.arange(seconds, dtype=np.int64)
+    nan = np.full(seconds, np.nan)
+    iops_frame = pd.DataFrame({"time_s": t, "iops": iops.astype(np.int64)})
+    series = pd.DataFrame({"time_s": t, "iops": iops.astype(np.int64), "host_mib": host_mib, "nand_mib": nan,
+                           "gc_mib": nan, "erases": nan, "write_amplification": nan, "mean_latency_us": lat_us})
+    pct = w["clat_ns"].get("percentile", {})
+
+    def at(p: float) -> Optional[float]:
+        v = pct.get(f"{p:f}")
+        return v / 1000.0 if v is not None else None
+
+    zoom = min(_zoom_start(duration_s), max(seconds - 1, 0))
+    steady = iops[int(zoom):]
+    wa = smart.write_amplification(before, after)
+    if wa["smart_source"] is None:
+        s.notes.append("no SMART write counters (a file, no smartctl, or none exposed): write amplification unknown")
+    summary: Dict[str, Any] = dict(_common_summary(s, "consistency", label or f"{_label(s.target)} · {spare_area_pct:g}% spare area", started))
+    summary.update({
+        "user_capacity_bytes": s.target.size_bytes,
+        "op": None,
+        "spare_area_pct": spare_area_pct,
+        "gc_policy": None,
+        "duration_s": duration_s,
+        "qd": qd,
+        "block_size": block_size,
+        "host_write_bytes": int(w["io_bytes"]),
+        "nand_write_bytes": wa["nand_write_bytes"],
+        "write_amplification": wa["write_amplification"],
+        "steady_write_amplification": None,
+        "iops_clean": float(iops[:10].mean()) if len(iops) else 0.0,
+        "iops_steady_mean": float(steady.mean()) if len(steady) else 0.0,
+        "iops_steady_min": int(steady.min()) if len(steady) else 0,
+        "zoom_start_s": float(zoom),
+        "latency_us": {"p50": at(50.0), "p99": at(99.0), "p999": at(99.9),
+                       "max": w["lat_ns"]["max"] / 1000.0, "mean": w["lat_ns"]["mean"] / 1000.0},
+        "fill_seconds": fill_job["write"]["runtime"] / 1000.0,
+        "erase_method": method,
+        "ioengine": s.io.engine,
+        "direct": s.io.direct,
+        "smart_host_write_bytes": wa["host_write_bytes"],
+        "smart_source": wa["smart_source"],
+        "fio_version": out.doc.get("fio version"),
+        "notes": s.notes,
+    })
+    assert set(LATENCY_KEYS) == set(summary["latency_us"])
+    return DeviceConsistencyResult(iops_frame, series, summary)
+
+
+# -- HD Tach passes, torture, idle, TRIM ------------------------------------------------------------
+
+
+def _pass_speeds(log: pd.DataFrame, span: int, buckets: int = BUCKETS) -> pd.DataFrame:
+    """MB/s per position bucket from a per-IO log with offsets (``log_offset=1``)."""
+    if log.empty:
+        raise SsdlabError("the HD Tach pass logged no IO")
+    bucket_bytes = span / buckets
+    idx = np.minimum((log["offset"].to_numpy() / bucket_bytes).astype(np.int64), buckets - 1)
+    done = np.zeros(buckets)
+    np.maximum.at(done, idx, log["time_ms"].to_numpy().astype(np.float64))
+    done = np.maximum.accumulate(done)
+    prev = np.concatenate([[0.0], done[:-1]])
+    dt_s = np.maximum(done - prev, 1.0) / 1000.0
+    mb_s = bucket_bytes / dt_s / 1e6
+    return pd.DataFrame({"position_pct": (np.arange(buckets) + 0.5) * 100.0 / buckets, "mb_s": mb_s})
+
+
+def _read_offset_log(path: Path) -> pd.DataFrame:
+    rows = []
+    for line in path.read_text(encoding="ascii", errors="replace").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 5 and parts[0].isdigit():
+            rows.append((int(parts[0]), int(parts[2]), int(parts[4])))
+    return pd.DataFrame(rows, columns=["time_ms", "direction", "offset"])
+
+
+def _hdtach_pass(s: _Session, span: int, name: str) -> pd.DataFrame:
+    safe = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "pass"
+    job = runner.FioJobSpec(f"pass-{safe}", {"rw": "write", "bs": PASS_BLOCK, "iodepth": 32,
+                                           "write_lat_log": "pass", "log_offset": 1}, planned_bytes=span)
+    out = s.run([job], span, comment=f"ssdlab HD Tach pass '{name}': one sequential write of {format_size(span)}")
+    log = _read_offset_log(out.workdir / "pass_clat.1.log")
+    frame = _pass_speeds(log[log["direction"] == 1], span)
+    frame.insert(0, "pass", name)
+    return frame
+
+
+def _torture(s: _Session, span: int, minutes: float, qd: int, block_size: int) -> None:
+    job = runner.FioJobSpec("torture", {"rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
+                                        "runtime": f"{minutes * 60:g}"}, planned_seconds=minutes * 60)
+    s.run([job], span, comment=f"ssdlab torture: {minutes:g} min of {format_size(block_size)} random writes at QD{qd}")
+
+
+def _idle(minutes: float, progress: bool) -> None:
+    end = time.monotonic() + minutes * 60
+    if progress and os.isatty(2):
+        from tqdm import tqdm
+
+        with tqdm(total=int(minutes * 60), desc="idle", unit="s", leave=True) as bar:
+            while (left := end - time.monotonic()) > 0:
+                time.sleep(min(1.0, left))
+                bar.update(int(minutes * 60 - left) - bar.n)
+    else:
+        while (left := end - time.monotonic()) > 0:
+            time.sleep(min(5.0, left))
+
+
+@dataclass
+class HdtachResult:
+    """``hdtach.csv``, ``summary.json`` and ``hdtach.png`` of docs/results.md (hdtach, torture)."""
+
+    passes: pd.DataFrame  # pass, position_pct, mb_s
+    summary: Dict[str, Any]
+
+    def chart(self):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(10.0, 4.5), dpi=110, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        for name, g in self.passes.groupby("pass", sort=False):
+            ax.plot(g["position_pct"], g["mb_s"], linewidth=1.2, label=str(name))
+        fig.suptitle(str(self.summary["label"]), fontsize=13, fontweight="bold")
+        ax.set_title(f"sequential {format_size(PASS_BLOCK)} writes across the tested range · device "
+                     f"{self.summary['device']} · ssdlab {self.summary['ssdlab_version']}", fontsize=9, color="#555555")
+        ax.set_xlabel("Position (% of the tested range)")
+        ax.set_ylabel("MB/s")
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, None)
+        ax.grid(True, color="#d0d0d0", linewidth=0.8)
+        ax.legend(fontsize=8, frameon=False)
+        return fig
+
+    def save(self, out_dir: PathLike) -> Path:
+        out = check_output_dir(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.passes.to_csv(out / "hdtach.csv", index=False, float_format="%.6g")
+        text = json.dumps(self.summary, indent=2, ensure_ascii=False, allow_nan=False)
+        (out / "summary.json").write_text(text + "\n", encoding="utf-8")
+        self.chart().savefig(out / "hdtach.png")
+        return out
+
+
+def _pass_table(frame: pd.DataFrame) -> List[Dict[str, Any]]:
+    rows = []
+    clean = None
+    for name, g in frame.groupby("pass", sort=False):
+        avg = float(g["mb_s"].mean())
+        if clean is None:
+            clean = avg
+        rows.append({"name": str(name), "avg_mb_s": avg, "min_mb_s": float(g["mb_s"].min()),
+                     "pct_of_clean": 100.0 * avg / clean if clean else None})
+    return rows
+
+
+def run_procedure(
+    path: PathLike,
+    steps: Sequence[Tuple[str, Any]],
+    *,
+    scenario: str,
+    capacity: Optional[int] = None,
+    yes_destroy_data: bool = False,
+    force_signatures: bool = False,
+    out_dir: Optional[PathLike] = None,
+    progress: bool = False,
+    label: Optional[str] = None,
+    qd: int = 32,
+    block_size: int = 4096,
+    params: Optional[Dict[str, Any]] = None,
+) -> HdtachResult:
+    """Runs `steps` on the device: ``("erase", None)``, ``("pass", NAME)``, ``("torture", MINUTES)``,
+    ``("idle", MINUTES)``, ``("trim", None)``; every ``pass`` adds an HD Tach curve."""
+    started = time.perf_counter()
+    s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
+                         force_signatures=force_signatures, out_dir=out_dir, progress=progress)
+    span = s.target.size_bytes // PASS_BLOCK * PASS_BLOCK
+    if span < PASS_BLOCK * BUCKETS:
+        raise SsdlabError(f"{s.target.path}: {format_size(s.target.size_bytes)} is too small for {BUCKETS} position buckets of 128 KiB")
+    before = _smart(s.target)
+    frames = []
+    done: List[str] = []
+    for kind, arg in steps:
+        if kind == "erase":
+            method, notes = secure_erase(s.target)
+            s.notes += notes
+            done.append(f"secure erase ({method})")
+        elif kind == "pass":
+            frames.append(_hdtach_pass(s, span, str(arg)))
+            done.append(f"pass '{arg}'")
+        elif kind == "torture":
+            _torture(s, span, float(arg), qd, block_size)
+            done.append(f"{arg:g} min torture")
+        elif kind == "idle":
+            _idle(float(arg), progress)
+            done.append(f"{arg:g} min idle")
+        elif kind == "trim":
+            done.append(f"TRIM ({trim_range(s.target)})")
+        else:
+            raise SsdlabError(f"unknown procedure step {kind!r}")
+    after = _smart(s.target)
+    frame = pd.concat(frames, ignore_index=True)
+    summary = _common_summary(s, scenario, label or f"{_label(s.target)} · HD Tach", started)
+    wa = smart.write_amplification(before, after)
+    summary.update({
+        "passes": _pass_table(frame),
+        **(params or {}),
+        "user_capacity_bytes": s.target.size_bytes,
+        "qd": qd,
+        "block_size": block_size,
+        "steps": done,
+        "smart_host_write_bytes": wa["host_write_bytes"],
+        "smart_nand_write_bytes": wa["nand_write_bytes"],
+        "write_amplification": wa["write_amplification"],
+        "ioengine": s.io.engine,
+        "direct": s.io.direct,
+        "notes": s.notes,
+    })
+    return HdtachResult(frame, summary)
+
+
+def hdtach_on_device(path: PathLike, **kw: Any) -> HdtachResult:
+    """A secure erase and one clean HD Tach pass."""
+    return run_procedure(path, [("erase", None), ("pass", "clean")], scenario="hdtach", **kw)
+
+
+def torture_on_device(path: PathLike, *, torture_minutes: float = 20.0, idle_minutes: float = 30.0,
+                      trim: bool = True, **kw: Any) -> HdtachResult:
+    """AnandTech's "Performance Over Time & TRIM" (review-data.md 2.3): secure erase, clean pass
+    (which also fills the drive), torture, pass, idle, pass, TRIM, pass."""
+    steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean"), ("torture", torture_minutes),
+                                    ("pass", f"after {torture_minutes:g} min torture")]
+    if idle_minutes > 0:
+        steps += [("idle", idle_minutes), ("pass", f"after {idle_minutes:g} min idle")]
+    if trim:
+        steps += [("trim", None), ("pass", "after TRIM")]
+    params = {"torture_minutes": torture_minutes, "idle_minutes": idle_minutes, "trim": trim}
+    return run_procedure(path, steps, scenario="torture", params=params, **kw)

@@ -1,0 +1,254 @@
+"""Running the system fio: choosing an IO engine, writing job files, streaming progress, reading
+the JSON result and logs back.
+
+`run(jobs, workdir)` writes ``job.fio`` into `workdir`, starts ``fio --output-format=json
+--status-interval=1 job.fio`` there (so the logs land next to it) and shows one progress bar per
+job from fio's once-a-second status documents; the last document is the result. Ctrl-C stops fio
+(SIGINT, then SIGKILL after 10 s) and raises KeyboardInterrupt.
+
+`probe_io(target)` finds the fastest engine that works on the target -- io_uring, then libaio, then
+psync -- with O_DIRECT where the filesystem allows it (tmpfs does not: the run then goes through
+the page cache, with a note). The probe only reads 4 KiB, under fio's ``--readonly``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ssdlab.errors import SsdlabError
+
+__all__ = ["FioJobSpec", "FioOutput", "IoSetup", "fio_path", "fio_version", "probe_io", "run", "job_text"]
+
+ENGINES = ("io_uring", "libaio", "psync")
+
+
+def fio_path() -> str:
+    path = shutil.which("fio")
+    if path is None:
+        raise SsdlabError("fio is not installed; install it (apt-get install fio, or scripts/install-test-tools.sh)")
+    return path
+
+
+def fio_version() -> str:
+    r = subprocess.run([fio_path(), "--version"], capture_output=True, text=True, timeout=30)
+    return r.stdout.strip() or "fio (unknown version)"
+
+
+@dataclass
+class IoSetup:
+    engine: str
+    direct: bool
+    notes: List[str] = field(default_factory=list)
+
+
+def _fs_type(path: Path) -> Optional[str]:
+    try:
+        dev = os.stat(path).st_dev
+        text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return None
+    want = f"{os.major(dev)}:{os.minor(dev)}"
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) > 2 and parts[2] == want and " - " in line:
+            return line.split(" - ", 1)[1].split()[0]
+    return None
+
+
+def probe_io(target: Path, size: int = 4096) -> IoSetup:
+    """The first engine (and O_DIRECT setting) with which fio can read 4 KiB of `target`."""
+    fio = fio_path()
+    errors: List[str] = []
+    for direct in (True, False):
+        for engine in ENGINES:
+            cmd = [fio, "--readonly", "--name=ssdlab-probe", f"--filename={target}", f"--ioengine={engine}",
+                   f"--direct={int(direct)}", "--rw=read", "--bs=4k", f"--size={max(size, 4096)}",
+                   "--output-format=json", "--thread"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            if r.returncode == 0:
+                notes = []
+                if not direct:
+                    fs = _fs_type(target)
+                    where = f" ({fs})" if fs else ""
+                    notes.append(
+                        f"O_DIRECT does not work on {target}{where}; fio runs buffered (direct=0), so the page "
+                        f"cache is part of what is measured"
+                    )
+                if engine != ENGINES[0]:
+                    notes.append(f"ioengine={engine} ({', '.join(e for e in ENGINES[:ENGINES.index(engine)])} did not work here)")
+                return IoSetup(engine, direct, notes)
+            errors.append((r.stderr.strip().splitlines() or ["?"])[-1])
+    raise SsdlabError(f"{target}: fio cannot read it with any engine ({errors[-1]})")
+
+
+@dataclass
+class FioJobSpec:
+    """One job of a generated job file."""
+
+    name: str
+    options: Dict[str, Any]
+    planned_bytes: Optional[int] = None  # for progress
+    planned_seconds: Optional[float] = None
+
+
+def job_text(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], comment: str = "") -> str:
+    def lines(opts: Dict[str, Any]) -> List[str]:
+        out = []
+        for k, v in opts.items():
+            if v is None or v is False:
+                continue
+            out.append(k if v is True else f"{k}={v}")
+        return out
+
+    text = [f"; {line}" for line in comment.splitlines()] if comment else []
+    text += ["[global]"] + lines(global_options) + [""]
+    for j in jobs:
+        text += [f"[{j.name}]"] + lines(j.options) + [""]
+    return "\n".join(text)
+
+
+@dataclass
+class FioOutput:
+    doc: Dict[str, Any]
+    workdir: Path
+    stderr: str
+
+    def job(self, name: str) -> Dict[str, Any]:
+        for j in self.doc.get("jobs", []):
+            if j.get("jobname") == name:
+                return j
+        raise SsdlabError(f"fio's output has no job named {name!r}")
+
+
+class _Bars:
+    def __init__(self, jobs: Sequence[FioJobSpec], enabled: bool) -> None:
+        self.jobs = list(jobs)
+        self.enabled = enabled
+        self.bar: Any = None
+        self.current = -1
+        self.width = max((len(j.name) for j in jobs), default=0)
+
+    def update(self, doc: Dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        rows = doc.get("jobs", [])
+        active = -1
+        for i, row in enumerate(rows):
+            if row.get("job_runtime", 0) or row.get("elapsed", 0):
+                active = i
+        if active < 0 or active >= len(self.jobs):
+            return
+        if active != self.current:
+            if self.bar is not None:
+                self.bar.update(100 - self.bar.n)
+                self.bar.close()
+            self.current = active
+            self.bar = tqdm(total=100, desc=self.jobs[active].name.ljust(self.width), file=sys.stderr, leave=True,
+                            dynamic_ncols=True, bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]")
+        spec, row = self.jobs[active], rows[active]
+        done = sum(int(row.get(d, {}).get("io_bytes", 0)) for d in ("read", "write", "trim"))
+        secs = row.get("job_runtime", 0) / 1000.0
+        frac = 0.0
+        if spec.planned_seconds:
+            frac = max(frac, secs / spec.planned_seconds)
+        if spec.planned_bytes:
+            frac = max(frac, done / spec.planned_bytes)
+        iops = sum(float(row.get(d, {}).get("iops", 0.0)) for d in ("read", "write", "trim"))
+        self.bar.set_postfix_str(f"{secs:,.0f} s, {done / 2**20:,.0f} MiB, {iops:,.0f} IOPS avg", refresh=False)
+        self.bar.update(max(0.0, min(100.0, 100.0 * frac) - self.bar.n))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(100 - self.bar.n)
+            self.bar.close()
+            self.bar = None
+
+
+def _split_docs(buffer: str) -> Tuple[List[Dict[str, Any]], str]:
+    """Complete JSON documents at the start of `buffer`, and the rest."""
+    dec = json.JSONDecoder()
+    docs: List[Dict[str, Any]] = []
+    i = 0
+    while True:
+        start = buffer.find("{", i)
+        if start < 0:
+            return docs, ""
+        try:
+            doc, end = dec.raw_decode(buffer, start)
+        except ValueError:
+            return docs, buffer[start:]
+        if isinstance(doc, dict):
+            docs.append(doc)
+        i = end
+
+
+def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Path, *, progress: bool = False,
+        comment: str = "", on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> FioOutput:
+    """Writes the job file into `workdir` and runs fio there; returns its final JSON document."""
+    fio = fio_path()
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "job.fio").write_text(job_text(global_options, jobs, comment), encoding="utf-8")
+    cmd = [fio, "--output-format=json", "--status-interval=1", "job.fio"]
+    bars = _Bars(jobs, progress and sys.stderr.isatty())
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    err_lines: List[str] = []
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err_lines.append(line.rstrip("\n"))
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    last: Optional[Dict[str, Any]] = None
+    buffer = ""
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            buffer += line
+            if line.startswith("}"):
+                docs, buffer = _split_docs(buffer)
+                for doc in docs:
+                    last = doc
+                    bars.update(doc)
+                    if on_status is not None:
+                        on_status(doc)
+        proc.wait()
+    except BaseException:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+    finally:
+        bars.close()
+        t.join(timeout=5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    docs, _ = _split_docs(buffer)
+    if docs:
+        last = docs[-1]
+    (workdir / "fio.stderr.txt").write_text("\n".join(err_lines) + ("\n" if err_lines else ""), encoding="utf-8")
+    if proc.returncode != 0 or last is None:
+        why = next((ln for ln in reversed(err_lines) if ln.strip()), f"exit status {proc.returncode}")
+        raise SsdlabError(f"fio failed: {why.strip()} (job file and output in {workdir})")
+    (workdir / "fio.json").write_text(json.dumps(last, indent=2) + "\n", encoding="utf-8")
+    for j in last.get("jobs", []):
+        if j.get("error"):
+            raise SsdlabError(f"fio job {j.get('jobname')!r} failed with error {j['error']} (see {workdir})")
+    return FioOutput(last, workdir, "\n".join(err_lines))
