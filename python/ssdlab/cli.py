@@ -19,6 +19,7 @@ import click
 from ssdlab import __version__
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
+from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
 from ssdlab.results import CONSISTENCY_FILES, check_output_dir
 from ssdlab.progress import StepBars
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
@@ -177,7 +178,20 @@ class _Progress:
     help="Result directory (see docs/results.md). [default: runs/consistency-<drive>-<timestamp>]",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary.")
+@click.option(
+    "--device",
+    metavar="PATH",
+    help="Run on a real block device or regular file through fio instead of a simulated drive. DESTRUCTIVE.",
+)
+@click.option("--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file.")
+@click.option(
+    "--force-signatures",
+    is_flag=True,
+    help="With --device: overwrite even a device or file that carries a filesystem or partition table.",
+)
+@click.pass_context
 def consistency_cmd(
+    ctx: click.Context,
     drive: Optional[str],
     drive_file: Optional[str],
     capacity: Optional[int],
@@ -190,12 +204,37 @@ def consistency_cmd(
     seed: int,
     out: Optional[str],
     quiet: bool,
+    device: Optional[str],
+    yes_destroy_data: bool,
+    force_signatures: bool,
 ) -> None:
     """The performance-consistency test: secure erase, sequential fill, then random writes.
 
     Writes iops.csv, series.csv, summary.json and three charts (whole run on a log scale, the
     steady-state zoom on log and linear scales) to the result directory.
+
+    With --device, the same procedure runs on a real block device or file through fio (blkdiscard
+    or hole punching for the erase); it refuses mounted or in-use devices, needs
+    --yes-destroy-data to overwrite anything, and --force-signatures to overwrite a filesystem or
+    partition table. --capacity then sizes a new file, or limits the test to the first SIZE bytes.
     """
+    if device is not None:
+        consistency_on_device_cmd(
+            ctx,
+            device=device,
+            capacity=capacity,
+            spare_area=spare_area,
+            qd=qd,
+            duration=duration,
+            block_size=block_size,
+            out=out,
+            quiet=quiet,
+            yes_destroy_data=yes_destroy_data,
+            force_signatures=force_signatures,
+        )
+        return
+    if yes_destroy_data or force_signatures:
+        raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
     cfg = _drive_config(drive, drive_file)
     if gc is not None:
         cfg = cfg.with_gc_policy(gc)
@@ -235,6 +274,9 @@ def consistency_cmd(
     )
     click.echo(f"  latency p99    {_latency(s['latency_us']['p99']):>10}   (max {_latency(s['latency_us']['max'])})")
     click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.0f} simulated s)")
+
+
+cli.add_command(fio_cmd)
 
 
 # -- entry point -----------------------------------------------------------------------------------

@@ -183,10 +183,13 @@ class _Session:
 
 
 def _open_session(path: PathLike, *, capacity: Optional[int], yes_destroy_data: bool, force_signatures: bool,
-                  out_dir: Optional[PathLike], progress: bool) -> Tuple[_Session, Optional[Path]]:
+                  out_dir: Optional[PathLike], progress: bool,
+                  on_start: Optional[Callable[[Target], None]] = None) -> Tuple[_Session, Optional[Path]]:
     runner.fio_path()  # fail early without fio
     out = check_output_dir(out_dir) if out_dir is not None else None
     target = check_target(path, destroy_ok=yes_destroy_data, force_signatures=force_signatures, capacity=capacity)
+    if on_start is not None:
+        on_start(target)
     io = runner.probe_io(target.path)
     if not io.direct and not target.is_file:
         raise SsdlabError(f"{target.path}: fio cannot open the device with O_DIRECT; refusing a buffered run on a device")
@@ -252,10 +255,12 @@ def consistency_on_device(
     out_dir: Optional[PathLike] = None,
     progress: bool = False,
     label: Optional[str] = None,
+    on_start: Optional[Callable[[Target], None]] = None,
 ) -> DeviceConsistencyResult:
     """The performance-consistency test on a real device or file (see the module doc).
 
     With `out_dir`, fio's files go to ``out_dir/fio``; save the result there with ``.save(out_dir)``.
+    `on_start(target)` is called once the target passed the safety checks, before anything is written.
     """
     if not (0 <= spare_area_pct < 100):
         raise SsdlabError(f"spare area must be at least 0 and below 100 percent, got {spare_area_pct}")
@@ -265,7 +270,7 @@ def consistency_on_device(
         raise SsdlabError(f"block size must be a positive multiple of 4096 bytes, got {block_size}")
     started = time.perf_counter()
     s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                         force_signatures=force_signatures, out_dir=out_dir, progress=progress)
+                         force_signatures=force_signatures, out_dir=out_dir, progress=progress, on_start=on_start)
     unit = max(FILL_BLOCK, block_size)
     span = int(s.target.size_bytes * (1.0 - spare_area_pct / 100.0)) // unit * unit
     if span <= 0:
@@ -468,12 +473,13 @@ def run_procedure(
     qd: int = 32,
     block_size: int = 4096,
     params: Optional[Dict[str, Any]] = None,
+    on_start: Optional[Callable[[Target], None]] = None,
 ) -> HdtachResult:
     """Runs `steps` on the device: ``("erase", None)``, ``("pass", NAME)``, ``("torture", MINUTES)``,
     ``("idle", MINUTES)``, ``("trim", None)``; every ``pass`` adds an HD Tach curve."""
     started = time.perf_counter()
     s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                         force_signatures=force_signatures, out_dir=out_dir, progress=progress)
+                         force_signatures=force_signatures, out_dir=out_dir, progress=progress, on_start=on_start)
     span = s.target.size_bytes // PASS_BLOCK * PASS_BLOCK
     if span < PASS_BLOCK * BUCKETS:
         raise SsdlabError(f"{s.target.path}: {format_size(s.target.size_bytes)} is too small for {BUCKETS} position buckets of 128 KiB")

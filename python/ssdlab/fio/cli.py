@@ -1,0 +1,160 @@
+"""The ``ssdlab fio`` command, and the real-device branch of ``ssdlab consistency``.
+
+`ssdlab.cli` registers `fio_cmd` and calls `consistency_on_device_cmd` when ``--device`` is given;
+errors are `SsdlabError`/click exceptions, which ssdlab.cli turns into one ``ssdlab: error:`` line.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from pathlib import Path
+from typing import Any, Optional, Tuple
+
+import click
+
+from ssdlab.config import GC_POLICIES, DriveConfig
+from ssdlab.errors import SsdlabError
+from ssdlab.sizes import format_size, parse_size
+
+__all__ = ["fio_cmd", "consistency_on_device_cmd"]
+
+
+class _Size(click.ParamType):
+    name = "size"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return parse_size(value, what=param.human_readable_name if param else "size")
+        except SsdlabError as err:
+            self.fail(str(err), param, ctx)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "run"
+
+
+def _stamp() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
+            gc: Optional[str]) -> DriveConfig:
+    from ssdlab.fio.simrun import drive_config
+
+    if drive is not None and drive_file is not None:
+        raise click.UsageError("give either --drive or --drive-file, not both")
+    base: Any = DriveConfig.from_toml_file(drive_file) if drive_file is not None else drive
+    return drive_config(base, capacity=capacity, op=op, gc=gc)
+
+
+@click.command("fio")
+@click.argument("jobfile", metavar="JOBFILE")
+@click.option("--drive", metavar="NAME", help="Drive preset (see `ssdlab drives`). [default: the first preset]")
+@click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
+@click.option("--capacity", type=_Size(), metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB.")
+@click.option("--op", type=float, metavar="FRACTION", help="Over-provisioning, physical/user - 1.")
+@click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]")
+@click.option("--seed", type=int, default=1, show_default=True, metavar="N",
+              help="Seeds the drive and every job's offsets (a job's randseed= overrides its own).")
+@click.option("--output-format", "output_format", type=click.Choice(["normal", "json"]), default="normal",
+              show_default=True, help="fio's report format.")
+@click.option("--output", metavar="FILE", help="Write the report to FILE instead of stdout.")
+@click.option("--out", metavar="DIR",
+              help="Result directory: fio.json, fio.txt, summary.json, iops.csv, series.csv, one IOPS chart per job, "
+                   "and the job file's logs.")
+@click.option("--section", "sections", multiple=True, metavar="NAME", help="Run only this job section (repeatable).")
+@click.option("--sequential-jobs", is_flag=True,
+              help="Run jobs that fio would run at the same time (no stonewall) one after another.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no notes on stderr.")
+def fio_cmd(jobfile: str, drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
+            op: Optional[float], gc: Optional[str], seed: int, output_format: str, output: Optional[str],
+            out: Optional[str], sections: Tuple[str, ...], sequential_jobs: bool, quiet: bool) -> None:
+    """Run a fio job file on a simulated drive and report as fio does.
+
+    Options the simulator cannot honour are refused with the file and line; options that only
+    matter on real hardware (ioengine, direct, filename, ...) are accepted and listed as notes.
+    Logs asked for by write_iops_log/write_bw_log/write_lat_log are written like fio's (into
+    --out when given, else the current directory). See docs/fio.md.
+    """
+    from ssdlab.fio import jobfile as jf
+    from ssdlab.fio import output as fmt
+    from ssdlab.fio.simrun import run_plan
+    from ssdlab.fio.translate import plan as make_plan
+    from ssdlab.results import check_output_dir
+
+    if not 0 <= seed < 2**64:
+        raise click.BadParameter(f"seed must be from 0 to 2**64-1, got {seed}", param_hint="'--seed'")
+    parsed = jf.parse(jobfile)
+    cfg = _config(drive, drive_file, capacity, op, gc)
+    user_bytes = int(cfg.describe()["user_capacity_bytes"])
+    plan = make_plan(parsed, user_bytes, sequential_jobs=sequential_jobs, sections=list(sections) or None)
+    out_dir = check_output_dir(out) if out is not None else None
+    report_path = Path(output) if output is not None else None
+    if report_path is not None and report_path.is_dir():
+        raise SsdlabError(f"--output {output}: is a directory; give a file name")
+    if not quiet:
+        for n in plan.notes + [n for j in plan.jobs for n in j.notes]:
+            click.echo(f"ssdlab: note: {n}", err=True)
+    run = run_plan(plan, cfg, seed, progress=not quiet)
+    text = fmt.dumps(fmt.fio_json(run)) if output_format == "json" else fmt.normal_text(run)
+    if report_path is not None:
+        try:
+            report_path.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise SsdlabError(f"cannot write --output {output}: {e.strerror or e}") from None
+    else:
+        click.echo(text, nl=False)
+    log_dir = out_dir if out_dir is not None else Path.cwd()
+    if out_dir is not None:
+        fmt.save(run, out_dir)
+    logs = fmt.write_logs(run, log_dir)
+    if not quiet and (out_dir is not None or logs):
+        where = f"results in {out_dir}{os.sep}" if out_dir is not None else ""
+        wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
+        click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
+
+
+def consistency_on_device_cmd(ctx: click.Context, *, device: str, capacity: Optional[int], spare_area: float,
+                              qd: int, duration: float, block_size: int, out: Optional[str], quiet: bool,
+                              yes_destroy_data: bool, force_signatures: bool) -> None:
+    """``ssdlab consistency --device PATH``: the same test on a real device or file through fio."""
+    from ssdlab.fio.device import consistency_on_device
+    from ssdlab.results import CONSISTENCY_FILES, check_output_dir
+
+    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed")
+                if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    if sim_only:
+        flag = "--" + sim_only[0].replace("_", "-")
+        raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
+    out_dir = check_output_dir(out if out is not None else Path("runs") / f"consistency-{_safe(Path(device).name)}-{_stamp()}")
+    def announce(target: Any) -> None:
+        if not quiet:
+            click.echo(f"ssdlab: {device} ({target.name}, {format_size(target.size_bytes)}): {duration:g} s of "
+                       f"{format_size(block_size)} random writes at QD{qd}, {spare_area:g}% spare area, through fio",
+                       err=True)
+
+    result = consistency_on_device(device, spare_area_pct=spare_area, duration_s=duration, qd=qd,
+                                   block_size=block_size, capacity=capacity, yes_destroy_data=yes_destroy_data,
+                                   force_signatures=force_signatures, out_dir=out_dir, progress=not quiet,
+                                   on_start=announce)
+    path = result.save(out_dir)
+    if quiet:
+        return
+    s = result.summary
+    for n in s.get("notes", []):
+        click.echo(f"ssdlab: note: {n}", err=True)
+    click.echo(f"Results in {path}{os.sep}: {', '.join(CONSISTENCY_FILES)} (fio's files in fio{os.sep})")
+    click.echo(f"  {s['label']}")
+    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the first 10 s)")
+    click.echo(f"  steady IOPS    {s['iops_steady_mean']:>10,.0f}   (mean from {s['zoom_start_s']:,.0f} s; "
+               f"min {s['iops_steady_min']:,})")
+    wa = s.get("write_amplification")
+    click.echo(f"  write ampl.    {('%.2f' % wa) if wa is not None else 'n/a':>10}   "
+               f"({'SMART: ' + s['smart_source'] if s.get('smart_source') else 'no SMART write counters'})")
+    p99 = s["latency_us"]["p99"]
+    click.echo(f"  latency p99    {(f'{p99:,.0f} µs' if p99 is not None else 'n/a'):>10}")
+    click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.1f} s)")
