@@ -90,6 +90,47 @@ pub struct FtlConfig {
     pub gc_low_free_blocks: u32,
     /// Foreground GC reclaims until the die has this many free blocks.
     pub gc_high_free_blocks: u32,
+    /// When GC runs: on demand (foreground, at the low watermark), actively in the background,
+    /// or "clean up later" (nothing until a die runs dry, then a drive-wide batch that stalls
+    /// the host).
+    pub gc_mode: GcMode,
+    /// `active` mode: background GC keeps each die's free pool at this many blocks.
+    pub active_gc_free_blocks: u32,
+    /// How host pages are spread over dies: to the die that frees first (`dynamic`), or in a
+    /// fixed rotation (`round-robin`, where one busy die holds up the write buffer).
+    pub striping: Striping,
+    /// Idle-time GC; absent: the firmware does nothing while the host is idle.
+    pub idle_gc: Option<IdleGc>,
+    /// Inline compression (SandForce DuraWrite-like): writes take `compressibility` of their
+    /// size in NAND, in 512-byte sectors.
+    pub compression: bool,
+}
+
+/// When garbage collection runs.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcMode {
+    OnDemand,
+    Active,
+    CleanUpLater,
+}
+
+/// How host pages are assigned to dies.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Striping {
+    Dynamic,
+    RoundRobin,
+}
+
+/// Idle-time GC: once the host has been idle for `delay_s`, the firmware rewrites fragmented
+/// logical ranges in LBA order (defragmenting, so later sequential writes free whole blocks),
+/// using at most `duty` of each die's time, until the host returns.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IdleGc {
+    pub delay_s: f64,
+    pub duty: f64,
 }
 
 /// GC victim selection policies. Each lives in its own module under `gc/` and cites its source.
@@ -199,6 +240,11 @@ impl Default for FtlConfig {
             d_choices: 8,
             gc_low_free_blocks: 2,
             gc_high_free_blocks: 3,
+            gc_mode: GcMode::OnDemand,
+            active_gc_free_blocks: 6,
+            striping: Striping::Dynamic,
+            idle_gc: None,
+            compression: false,
         }
     }
 }
@@ -281,6 +327,20 @@ impl DriveConfig {
                 f.gc_high_free_blocks, f.gc_low_free_blocks
             )));
         }
+        if f.gc_mode == GcMode::Active && f.active_gc_free_blocks <= f.gc_high_free_blocks {
+            return Err(Error::Config(format!(
+                "ftl.active_gc_free_blocks ({}) must be above ftl.gc_high_free_blocks ({}) for active GC",
+                f.active_gc_free_blocks, f.gc_high_free_blocks
+            )));
+        }
+        if let Some(idle) = &f.idle_gc {
+            if !(idle.delay_s.is_finite() && idle.delay_s >= 0.0) {
+                return Err(Error::Config(format!("ftl.idle_gc.delay_s must be zero or more, got {}", idle.delay_s)));
+            }
+            if !(idle.duty > 0.0 && idle.duty <= 1.0) {
+                return Err(Error::Config(format!("ftl.idle_gc.duty must be in (0, 1], got {}", idle.duty)));
+            }
+        }
         let layout = Layout::new(self)?;
         let min_buffer = 2 * layout.units_per_program as u64 * UNIT_BYTES / 1024;
         if u64::from(h.write_buffer_kib) < min_buffer {
@@ -291,12 +351,13 @@ impl DriveConfig {
         }
         // GC needs free blocks for its watermarks and the two open frontiers, plus room to find
         // victims that hold invalid data.
-        let needed = f64::from(f.gc_high_free_blocks + 3);
+        let reserve = if f.gc_mode == GcMode::Active { f.active_gc_free_blocks } else { f.gc_high_free_blocks };
+        let needed = f64::from(reserve + 3);
         let spare = layout.spare_blocks_per_die();
         if spare < needed {
             return Err(Error::Config(format!(
                 "over-provisioning of {:.2}% leaves {spare:.1} spare blocks per die, but GC needs at least {needed} \
-                 (gc_high_free_blocks + 3); raise --op or use a drive with more blocks per die",
+                 (its free-block reserve + 3); raise --op or use a drive with more blocks per die",
                 f.op * 100.0
             )));
         }

@@ -23,20 +23,28 @@ pub enum IoKind {
 }
 
 /// One host request over `units` 4 KiB units starting at `lpn`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Io {
     pub kind: IoKind,
     pub lpn: Lpn,
     pub units: u32,
+    /// Compressed size / size of written data (1.0: incompressible); only compressing drives care.
+    pub compressibility: f64,
+}
+
+impl Io {
+    /// An incompressible request.
+    pub fn new(kind: IoKind, lpn: Lpn, units: u32) -> Io {
+        Io { kind, lpn, units, compressibility: 1.0 }
+    }
 }
 
 #[derive(Clone, Debug)]
 struct WriteBuffer {
     capacity: u32,
     used: u32,
-    per_program: u32,
-    /// Completion times of programs whose data still occupies the buffer.
-    in_flight: BinaryHeap<Reverse<SimTime>>,
+    /// Completion times of programs whose data still occupies the buffer, and their units.
+    in_flight: BinaryHeap<Reverse<(SimTime, u32)>>,
 }
 
 impl WriteBuffer {
@@ -44,20 +52,20 @@ impl WriteBuffer {
     #[inline]
     fn admit(&mut self, mut t: SimTime) -> SimTime {
         while self.used >= self.capacity {
-            let Reverse(done) = self
+            let Reverse((done, units)) = self
                 .in_flight
                 .pop()
                 .expect("a full buffer always has a program in flight");
             t = t.max(done);
-            self.used -= self.per_program;
+            self.used -= units;
         }
         self.used += 1;
         t
     }
 
     #[inline]
-    fn programmed(&mut self, done: SimTime) {
-        self.in_flight.push(Reverse(done));
+    fn programmed(&mut self, done: SimTime, units: u32) {
+        self.in_flight.push(Reverse((done, units)));
     }
 
     fn clear(&mut self) {
@@ -76,6 +84,10 @@ pub struct Drive {
     now: SimTime,
     /// Last time the channel calendars' floor was moved.
     floor: SimTime,
+    /// When the last request completed: idle time is measured from here.
+    last_ack: SimTime,
+    /// Host idle time after which idle GC may start, if the drive has idle GC.
+    idle_delay: Option<SimTime>,
 }
 
 impl Drive {
@@ -88,7 +100,6 @@ impl Drive {
             buffer: WriteBuffer {
                 capacity: layout.buffer_units,
                 used: 0,
-                per_program: layout.units_per_program,
                 in_flight: BinaryHeap::new(),
             },
             layout,
@@ -96,6 +107,12 @@ impl Drive {
             link_free: SimTime::ZERO,
             now: SimTime::ZERO,
             floor: SimTime::ZERO,
+            last_ack: SimTime::ZERO,
+            idle_delay: config
+                .ftl
+                .idle_gc
+                .as_ref()
+                .map(|i| SimTime((i.delay_s * crate::units::NS_PER_SEC as f64).round() as u64)),
         })
     }
 
@@ -117,7 +134,7 @@ impl Drive {
     }
 
     pub fn counters(&self) -> Counters {
-        *self.ftl.counters()
+        self.ftl.counters()
     }
 
     /// The host's clock: when the last step ended.
@@ -133,9 +150,16 @@ impl Drive {
         self.layout.user_units * UNIT_BYTES
     }
 
-    /// Moves the host's clock forward (idle time, or the end of a phase).
+    /// Moves the host's clock forward at the end of a phase.
     pub fn advance_to(&mut self, t: SimTime) {
         self.now = self.now.max(t);
+    }
+
+    /// Leaves the drive idle until `t` (idle GC may run).
+    pub fn idle_until(&mut self, t: SimTime) -> Result<()> {
+        self.ftl.idle(self.last_ack.max(self.now), t)?;
+        self.now = self.now.max(t);
+        Ok(())
     }
 
     /// Secure erase: every block erased, every mapping gone, the write buffer dropped.
@@ -144,6 +168,7 @@ impl Drive {
         let done = self.ftl.secure_erase(self.now);
         self.now = done;
         self.link_free = self.link_free.max(done);
+        self.last_ack = done;
         done
     }
 
@@ -172,6 +197,18 @@ impl Drive {
             self.floor = t;
             self.ftl.advance_floor(t);
         }
+        if let Some(delay) = self.idle_delay {
+            if t > self.last_ack + delay {
+                self.ftl.idle(self.last_ack, t)?;
+            }
+        }
+        let ack = self.serve(io, t)?;
+        self.last_ack = self.last_ack.max(ack);
+        Ok(ack)
+    }
+
+    #[inline]
+    fn serve(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
         let bytes = u64::from(io.units) * UNIT_BYTES;
         let command_done = t.max(self.link_free) + self.layout.t_command;
         match io.kind {
@@ -181,8 +218,13 @@ impl Drive {
                 let mut ack = arrived;
                 for lpn in io.lpn..io.lpn + io.units {
                     ack = self.buffer.admit(ack);
-                    if let Some(done) = self.ftl.host_write(lpn, ack)? {
-                        self.buffer.programmed(done);
+                    if let Some((done, units)) = self.ftl.host_write(lpn, ack, io.compressibility)? {
+                        self.buffer.programmed(done, units);
+                    }
+                    if let Some(until) = self.ftl.take_stall() {
+                        // Clean up later: the drive takes no data until its GC batch is done.
+                        ack = ack.max(until);
+                        self.link_free = self.link_free.max(until);
                     }
                 }
                 Ok(ack)

@@ -45,7 +45,7 @@ pub mod scenario;
 pub mod units;
 pub mod workload;
 
-pub use config::{DriveConfig, GcPolicy};
+pub use config::{DriveConfig, GcMode, GcPolicy, IdleGc, Striping};
 pub use drive::{Drive, Io, IoKind};
 pub use error::{Error, Result};
 pub use units::{SimTime, UNIT_BYTES};

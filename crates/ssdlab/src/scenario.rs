@@ -132,7 +132,7 @@ pub fn run_steps(
                 phase = Some(result);
             }
             Step::Idle { seconds } => {
-                drive.advance_to(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64));
+                drive.idle_until(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64))?;
             }
             Step::Trim {
                 offset_bytes,

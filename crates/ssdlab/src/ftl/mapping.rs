@@ -86,14 +86,30 @@ impl Mapping {
     }
 
     /// Moves `lpn` from `old` (which must be its current unit) to `new` without reading the L2P
-    /// entry: a blind store, so GC copies do not wait on a cache miss per unit. `old` keeps its
-    /// valid bit until its block is erased ([`Mapping::clear_block`]).
+    /// entry: a blind store, so GC copies do not wait on a cache miss per unit.
     #[inline]
     pub fn relocate(&mut self, lpn: Lpn, old: Ppa, new: Ppa) {
         debug_assert_eq!(self.l2p[lpn as usize], old);
         self.l2p[lpn as usize] = new;
         self.p2l[new as usize] = lpn;
         self.valid[(new >> 6) as usize] |= 1 << (new & 63);
+        self.valid[(old >> 6) as usize] &= !(1 << (old & 63));
+    }
+
+    /// The first valid unit in `[pos, end)`.
+    #[inline]
+    pub fn next_valid(&self, pos: Ppa, end: Ppa) -> Option<Ppa> {
+        let mut p = u64::from(pos);
+        let end = u64::from(end);
+        while p < end {
+            let w = self.valid[(p >> 6) as usize] >> (p & 63);
+            if w != 0 {
+                let found = p + u64::from(w.trailing_zeros());
+                return (found < end).then_some(found as Ppa);
+            }
+            p = (p | 63) + 1;
+        }
+        None
     }
 
     /// Marks every unit of `[start, start + len)` invalid (the block was erased).
@@ -192,6 +208,10 @@ mod tests {
         assert_eq!(m.count_valid(64, 64), 2);
         m.clear_block(64, 64);
         assert_eq!(m.count_valid(0, 200), 4);
+        assert_eq!(m.next_valid(0, 200), Some(3));
+        assert_eq!(m.next_valid(4, 200), Some(63));
+        assert_eq!(m.next_valid(64, 200), Some(150));
+        assert_eq!(m.next_valid(151, 199), None);
         m.relocate(5, 199, 7);
         assert_eq!(m.lookup(5), 7);
         assert_eq!(m.owner(7), 5);

@@ -1,13 +1,20 @@
 //! The page-mapped flash translation layer.
 //!
-//! Each die keeps its own free-block pool, a host write frontier and a GC write frontier (an open
-//! block each); GC copies valid units within their die. Host data is striped page by page: every
-//! new host page goes to the die that frees first. When a die's free pool falls to the low
-//! watermark as its host frontier needs a new block, foreground GC cleans victims chosen by the
-//! configured policy until the pool reaches the high watermark; the host page waits behind that
-//! work on the die's timeline.
+//! Each die keeps its own free-block pool and three open blocks: the host write frontier, the GC
+//! frontier and the idle-defragmentation frontier; GC copies data within its die. Host data is
+//! striped page by page over dies (to the die that frees first, or in rotation). The mapping
+//! unit is 4 KiB; NAND space is allocated in slots: one slot per unit, or eight 512-byte sectors
+//! per unit when the drive compresses, so a compressed unit takes fewer slots. An entry address
+//! (`Ppa`) is `block * entries_per_block + index of the write in the block`.
+//!
+//! When GC runs is the drive's [`GcMode`]; what it cleans is the [`VictimPolicy`]. The cleaning
+//! itself lives in `gc.rs`, idle-time defragmentation in `idle.rs`, invariant checks in
+//! `audit.rs`.
 
+mod audit;
 mod counters;
+mod gc;
+mod idle;
 mod mapping;
 
 use std::collections::VecDeque;
@@ -15,26 +22,42 @@ use std::collections::VecDeque;
 pub use counters::Counters;
 pub use mapping::Mapping;
 
-use crate::config::DriveConfig;
+use crate::config::{DriveConfig, GcMode, IdleGc, Striping};
 use crate::error::{Error, Result};
-use crate::gc::{Candidates, VictimPolicy};
+use crate::gc::VictimPolicy;
 use crate::nand::{BlockState, Blocks, Layout, Timelines};
 use crate::units::{Lpn, Ppa, SimTime, UNMAPPED};
 
 const NONE: u32 = u32::MAX;
 
-/// An open block being filled, and the offset of its next unit.
+/// Sectors per 4 KiB unit when the drive compresses.
+const SECTORS_PER_UNIT: u32 = 8;
+
+/// An open block being filled: the index of its next entry and the slots used so far.
 #[derive(Clone, Copy, Debug)]
 struct Frontier {
     block: u32,
     next: u32,
+    used: u32,
 }
 
 impl Frontier {
-    const CLOSED: Frontier = Frontier {
-        block: NONE,
-        next: 0,
-    };
+    const CLOSED: Frontier = Frontier { block: NONE, next: 0, used: 0 };
+}
+
+/// Which open block of a die a write goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stream {
+    Host,
+    Gc,
+    Defrag,
+}
+
+/// A block background GC is cleaning bit by bit.
+#[derive(Clone, Copy, Debug)]
+struct ActiveVictim {
+    block: u32,
+    next: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -42,48 +65,86 @@ pub struct Ftl {
     layout: Layout,
     map: Mapping,
     blocks: Blocks,
+    /// Slot size of each entry (only with compression; otherwise every entry is one slot).
+    sizes: Vec<u8>,
+    slots_per_unit: u32,
+    /// Capacity of a block and of a multi-plane page, in slots.
+    block_slots: u32,
+    page_slots: u32,
+    /// Entry addresses reserved per block: every slot could hold its own entry.
+    entries_per_block: u32,
     free: Vec<VecDeque<u32>>,
     free_total: u64,
-    host: Vec<Frontier>,
-    gc: Vec<Frontier>,
-    /// Die of the host page being assembled, if one is open.
+    frontiers: [Vec<Frontier>; 3],
+    /// Die of the host page being assembled, if one is open, and the host units in it.
     host_die: Option<u32>,
+    host_page_units: u32,
+    next_die: u32,
     policy: VictimPolicy,
     timelines: Timelines,
     counters: Counters,
-    /// Units programmed so far: the age clock of cost-benefit.
+    nand_write_slots: u64,
+    gc_write_slots: u64,
+    /// Error diffusion of compressed sizes, so the mean slot count equals the compressibility.
+    size_carry: f64,
+    /// Units written so far: the age clock of cost-benefit.
     seq: u64,
     gc_low: usize,
     gc_high: usize,
+    mode: GcMode,
+    striping: Striping,
+    active_target: usize,
+    active: Vec<Option<ActiveVictim>>,
+    active_credit: Vec<f64>,
+    /// Set by a clean-up-later batch: the host waits until then.
+    stall: Option<SimTime>,
+    idle_gc: Option<IdleGc>,
+    defrag_cursor: u64,
+    idle_ready: Vec<SimTime>,
     scratch: Vec<Ppa>,
-    /// Test audit: one bit per physical unit, set when programmed and cleared by erase.
-    audit: Option<Audit>,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Audit {
-    programmed: Vec<u64>,
-    double_programs: u64,
+    audit: Option<audit::Audit>,
 }
 
 impl Ftl {
     pub fn new(cfg: &DriveConfig, layout: Layout, seed: u64) -> Ftl {
-        let dies = layout.dies;
+        let dies = layout.dies as usize;
+        let slots_per_unit = if cfg.ftl.compression { SECTORS_PER_UNIT } else { 1 };
+        let block_slots = layout.units_per_block * slots_per_unit;
+        let entries_per_block = block_slots;
+        let total_entries = u64::from(layout.total_blocks) * u64::from(entries_per_block);
         let mut ftl = Ftl {
-            map: Mapping::new(layout.user_units, layout.physical_units),
+            map: Mapping::new(layout.user_units, total_entries),
             blocks: Blocks::new(layout.total_blocks),
-            free: vec![VecDeque::with_capacity(layout.blocks_per_die as usize); dies as usize],
+            sizes: if slots_per_unit > 1 { vec![0; total_entries as usize] } else { Vec::new() },
+            slots_per_unit,
+            block_slots,
+            page_slots: layout.units_per_program * slots_per_unit,
+            entries_per_block,
+            free: vec![VecDeque::with_capacity(layout.blocks_per_die as usize); dies],
             free_total: 0,
-            host: vec![Frontier::CLOSED; dies as usize],
-            gc: vec![Frontier::CLOSED; dies as usize],
+            frontiers: [vec![Frontier::CLOSED; dies], vec![Frontier::CLOSED; dies], vec![Frontier::CLOSED; dies]],
             host_die: None,
-            policy: VictimPolicy::new(cfg.ftl.gc_policy, dies, cfg.ftl.d_choices, seed),
-            timelines: Timelines::new(dies, layout.channels),
+            host_page_units: 0,
+            next_die: 0,
+            policy: VictimPolicy::new(cfg.ftl.gc_policy, layout.dies, cfg.ftl.d_choices, seed),
+            timelines: Timelines::new(layout.dies, layout.channels),
             counters: Counters::default(),
+            nand_write_slots: 0,
+            gc_write_slots: 0,
+            size_carry: 0.0,
             seq: 0,
             gc_low: cfg.ftl.gc_low_free_blocks as usize,
             gc_high: cfg.ftl.gc_high_free_blocks as usize,
-            scratch: Vec::with_capacity(layout.units_per_block as usize),
+            mode: cfg.ftl.gc_mode,
+            striping: cfg.ftl.striping,
+            active_target: cfg.ftl.active_gc_free_blocks as usize,
+            active: vec![None; dies],
+            active_credit: vec![0.0; dies],
+            stall: None,
+            idle_gc: cfg.ftl.idle_gc.clone(),
+            defrag_cursor: 0,
+            idle_ready: vec![SimTime::ZERO; dies],
+            scratch: Vec::with_capacity(block_slots as usize),
             audit: None,
             layout,
         };
@@ -95,8 +156,12 @@ impl Ftl {
         &self.layout
     }
 
-    pub fn counters(&self) -> &Counters {
-        &self.counters
+    /// Cumulative counters (NAND figures in 4 KiB units).
+    pub fn counters(&self) -> Counters {
+        let mut c = self.counters;
+        c.nand_write_units = self.nand_write_slots / u64::from(self.slots_per_unit);
+        c.gc_write_units = self.gc_write_slots / u64::from(self.slots_per_unit);
+        c
     }
 
     pub fn timelines(&self) -> &Timelines {
@@ -111,21 +176,18 @@ impl Ftl {
         &self.map
     }
 
+    pub fn free_blocks(&self) -> u64 {
+        self.free_total
+    }
+
     /// Declares that no operation will be ready before `t` (lets channels reuse past slots).
     pub fn advance_floor(&mut self, t: SimTime) {
         self.timelines.advance_floor(t);
     }
 
-    pub fn free_blocks(&self) -> u64 {
-        self.free_total
-    }
-
-    /// Turns on the double-program audit checked by [`Ftl::check_invariants`] (tests).
-    pub fn enable_audit(&mut self) {
-        self.audit = Some(Audit {
-            programmed: vec![0; self.layout.physical_units.div_ceil(64) as usize],
-            double_programs: 0,
-        });
+    /// A clean-up-later batch stalled the host until the returned time (taken once).
+    pub fn take_stall(&mut self) -> Option<SimTime> {
+        self.stall.take()
     }
 
     fn reset_blocks(&mut self) {
@@ -138,9 +200,17 @@ impl Ftl {
         self.free_total = u64::from(self.layout.total_blocks);
         self.blocks.state.fill(BlockState::Free);
         self.blocks.valid.fill(0);
-        self.host.fill(Frontier::CLOSED);
-        self.gc.fill(Frontier::CLOSED);
+        self.blocks.entries.fill(0);
+        self.blocks.used.fill(0);
+        for f in &mut self.frontiers {
+            f.fill(Frontier::CLOSED);
+        }
+        self.active.fill(None);
+        self.active_credit.fill(0.0);
         self.host_die = None;
+        self.host_page_units = 0;
+        self.stall = None;
+        self.defrag_cursor = 0;
         self.policy.reset();
     }
 
@@ -149,7 +219,7 @@ impl Ftl {
     pub fn secure_erase(&mut self, now: SimTime) -> SimTime {
         self.map.clear();
         if let Some(a) = &mut self.audit {
-            a.programmed.fill(0);
+            a.reset();
         }
         for count in &mut self.blocks.erase_count {
             *count += 1;
@@ -159,46 +229,146 @@ impl Ftl {
         let until = self.timelines.all_free().max(now)
             + SimTime(self.layout.t_erase.ns() * u64::from(self.layout.blocks_per_die));
         self.timelines.occupy_all(until);
+        self.idle_ready.fill(until);
         until
     }
 
-    /// Writes one host unit arriving at `now`. Returns the completion time of the page program
-    /// when this unit completed a multi-plane page.
+    /// Slots a 4 KiB write of this compressibility takes.
     #[inline]
-    pub fn host_write(&mut self, lpn: Lpn, now: SimTime) -> Result<Option<SimTime>> {
-        let die = if let Some(d) = self.host_die {
-            d
+    fn slots_for(&mut self, compressibility: f64) -> u32 {
+        if self.slots_per_unit == 1 {
+            return 1;
+        }
+        let exact = compressibility * f64::from(self.slots_per_unit) + self.size_carry;
+        let slots = exact.floor().clamp(1.0, f64::from(self.slots_per_unit));
+        self.size_carry = exact - slots;
+        slots as u32
+    }
+
+    #[inline]
+    fn slot_size(&self, ppa: Ppa) -> u32 {
+        if self.slots_per_unit == 1 {
+            1
         } else {
-            let d = self.timelines.least_busy_die();
-            self.host_die = Some(d);
-            d
+            u32::from(self.sizes[ppa as usize])
+        }
+    }
+
+    fn pick_die(&mut self) -> u32 {
+        match self.striping {
+            Striping::Dynamic => self.timelines.least_busy_die(),
+            Striping::RoundRobin => {
+                let d = self.next_die;
+                self.next_die = (d + 1) % self.layout.dies;
+                d
+            }
+        }
+    }
+
+    /// Writes one host unit arriving at `now`. When it completed a page, returns the page's
+    /// program completion time and how many host units the page held.
+    #[inline]
+    pub fn host_write(&mut self, lpn: Lpn, now: SimTime, compressibility: f64) -> Result<Option<(SimTime, u32)>> {
+        let slots = self.slots_for(compressibility);
+        let die = match self.host_die {
+            Some(d) => d,
+            None => {
+                let d = self.pick_die();
+                self.host_die = Some(d);
+                d
+            }
         };
-        if self.host[die as usize].block == NONE {
+        let mut done = None;
+        let f = self.frontiers[Stream::Host as usize][die as usize];
+        if f.block == NONE || f.used + slots > self.block_slots {
+            if f.block != NONE {
+                // The write does not fit: program the partial page and close the block.
+                if let Some(t) = self.close_frontier(Stream::Host, die, now) {
+                    done = Some((t, std::mem::take(&mut self.host_page_units)));
+                }
+            }
             let block = self.alloc_for_host(die, now)?;
-            self.host[die as usize] = Frontier { block, next: 0 };
+            self.frontiers[Stream::Host as usize][die as usize] = Frontier { block, next: 0, used: 0 };
         }
         self.counters.host_write_units += 1;
         self.counters.free_block_samples_sum += self.free_total;
-        let f = self.host[die as usize];
-        let ppa = f.block * self.layout.units_per_block + f.next;
-        self.place(lpn, ppa, f.block);
-        let next = f.next + 1;
-        self.host[die as usize].next = next;
-        let mut done = None;
-        if next % self.layout.units_per_program == 0 {
+        self.host_page_units += 1;
+        let (pages, _) = self.append(Stream::Host, die, lpn, slots, now, None);
+        if pages > 0 {
             self.host_die = None;
-            done = Some(self.timelines.program(
-                die,
-                now,
-                self.layout.t_xfer_program,
-                self.layout.t_program,
-            ));
-        }
-        if next == self.layout.units_per_block {
-            self.close(die, f.block);
-            self.host[die as usize] = Frontier::CLOSED;
+            let t = self.timelines.die_free(die);
+            let units = std::mem::take(&mut self.host_page_units);
+            done = Some(done.map_or((t, units), |(_, u): (SimTime, u32)| (t, u + units)));
+            if self.mode == GcMode::Active {
+                self.active_step(die, now, pages)?;
+            }
         }
         Ok(done)
+    }
+
+    /// Appends one entry of `slots` for `lpn` to a die's open block (which must have room),
+    /// mapping it; `old` is the entry it moves from (GC), or `None` for a new write. Programs
+    /// every page it completes and closes a full block. Returns (pages programmed, new entry).
+    #[inline]
+    fn append(&mut self, stream: Stream, die: u32, lpn: Lpn, slots: u32, now: SimTime, old: Option<Ppa>) -> (u32, Ppa) {
+        let f = self.frontiers[stream as usize][die as usize];
+        let ppa = f.block * self.entries_per_block + f.next;
+        match old {
+            None => {
+                let prev = self.map.map(lpn, ppa);
+                if prev != UNMAPPED {
+                    let (size, b) = (self.slot_size(prev), self.block_of(prev));
+                    self.blocks.valid[b as usize] -= size;
+                }
+            }
+            Some(prev) => {
+                self.map.relocate(lpn, prev, ppa);
+                let b = self.block_of(prev);
+                self.blocks.valid[b as usize] -= slots;
+            }
+        }
+        if self.slots_per_unit > 1 {
+            self.sizes[ppa as usize] = slots as u8;
+        }
+        let b = f.block as usize;
+        self.blocks.valid[b] += slots;
+        self.nand_write_slots += u64::from(slots);
+        self.seq += 1;
+        if let Some(a) = &mut self.audit {
+            a.programmed(ppa);
+        }
+        let used = f.used + slots;
+        let pages = used / self.page_slots - f.used / self.page_slots;
+        for _ in 0..pages {
+            self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+        }
+        self.frontiers[stream as usize][die as usize] = Frontier { block: f.block, next: f.next + 1, used };
+        self.blocks.entries[b] = f.next + 1;
+        self.blocks.used[b] = used;
+        if used == self.block_slots {
+            self.close(die, f.block);
+            self.frontiers[stream as usize][die as usize] = Frontier::CLOSED;
+        }
+        (pages, ppa)
+    }
+
+    /// Programs a frontier's partial page (if any) and closes its block. Returns the program's
+    /// completion time if there was a partial page.
+    fn close_frontier(&mut self, stream: Stream, die: u32, now: SimTime) -> Option<SimTime> {
+        let f = self.frontiers[stream as usize][die as usize];
+        if f.block == NONE {
+            return None;
+        }
+        let done = (f.used % self.page_slots != 0)
+            .then(|| self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program));
+        self.close(die, f.block);
+        self.frontiers[stream as usize][die as usize] = Frontier::CLOSED;
+        done
+    }
+
+    #[inline]
+    fn block_of(&self, ppa: Ppa) -> u32 {
+        ppa / self.entries_per_block
     }
 
     /// Reads one host unit at `now`; returns when its data is in the controller.
@@ -210,9 +380,9 @@ impl Ftl {
             return now;
         }
         self.counters.host_page_reads += 1;
-        let die = self.layout.die_of_block(self.layout.block_of(ppa));
-        self.timelines
-            .read(die, now, self.layout.t_read, self.layout.t_xfer_unit)
+        let die = self.layout.die_of_block(self.block_of(ppa));
+        let xfer = SimTime(self.layout.t_xfer_unit.ns() * u64::from(self.slot_size(ppa)) / u64::from(self.slots_per_unit));
+        self.timelines.read(die, now, self.layout.t_read, xfer)
     }
 
     /// Hints that `lpn` will be written or trimmed soon. `stage` 0 fetches its L2P entry; stage 1
@@ -232,30 +402,8 @@ impl Ftl {
         self.counters.trim_units += 1;
         let old = self.map.unmap(lpn);
         if old != UNMAPPED {
-            self.blocks.valid[self.layout.block_of(old) as usize] -= 1;
-        }
-    }
-
-    #[inline]
-    fn place(&mut self, lpn: Lpn, ppa: Ppa, block: u32) {
-        let old = self.map.map(lpn, ppa);
-        if old != UNMAPPED {
-            self.blocks.valid[self.layout.block_of(old) as usize] -= 1;
-        }
-        self.blocks.valid[block as usize] += 1;
-        self.counters.nand_write_units += 1;
-        self.seq += 1;
-        self.audit_program(ppa);
-    }
-
-    #[inline]
-    fn audit_program(&mut self, ppa: Ppa) {
-        if let Some(a) = &mut self.audit {
-            let (w, bit) = ((ppa >> 6) as usize, 1u64 << (ppa & 63));
-            if a.programmed[w] & bit != 0 {
-                a.double_programs += 1;
-            }
-            a.programmed[w] |= bit;
+            let (size, b) = (self.slot_size(old), self.block_of(old));
+            self.blocks.valid[b as usize] -= size;
         }
     }
 
@@ -266,9 +414,7 @@ impl Ftl {
     }
 
     fn take_free(&mut self, die: u32) -> Result<u32> {
-        let block = self.free[die as usize]
-            .pop_front()
-            .ok_or(Error::NoReclaimableSpace { die })?;
+        let block = self.free[die as usize].pop_front().ok_or(Error::NoReclaimableSpace { die })?;
         self.free_total -= 1;
         self.blocks.state[block as usize] = BlockState::Open;
         Ok(block)
@@ -276,79 +422,13 @@ impl Ftl {
 
     fn alloc_for_host(&mut self, die: u32, now: SimTime) -> Result<u32> {
         if self.free[die as usize].len() <= self.gc_low {
-            self.collect(die, now)?;
+            if self.mode == GcMode::CleanUpLater {
+                self.batch(now)?;
+            } else {
+                self.collect(die, now)?;
+            }
         }
         self.take_free(die)
-    }
-
-    /// Foreground GC on `die`: clean victims until the free pool reaches the high watermark.
-    fn collect(&mut self, die: u32, now: SimTime) -> Result<()> {
-        let mut fruitless = 0u32;
-        while self.free[die as usize].len() < self.gc_high {
-            let candidates = Candidates {
-                blocks: &self.blocks,
-                first: die * self.layout.blocks_per_die,
-                count: self.layout.blocks_per_die,
-                units_per_block: self.layout.units_per_block,
-                now_seq: self.seq,
-            };
-            let victim = self
-                .policy
-                .select(die, &candidates)
-                .ok_or(Error::NoReclaimableSpace { die })?;
-            if self.blocks.valid[victim as usize] >= self.layout.units_per_block {
-                // A full victim gains nothing. Stop if no closed block of the die holds invalid
-                // data (or the policy keeps choosing full ones), instead of looping forever.
-                fruitless += 1;
-                let any = candidates
-                    .emptiest()
-                    .is_some_and(|b| self.blocks.valid[b as usize] < self.layout.units_per_block);
-                if !any || fruitless > self.layout.blocks_per_die {
-                    return Err(Error::NoReclaimableSpace { die });
-                }
-            }
-            self.clean(die, victim, now)?;
-        }
-        Ok(())
-    }
-
-    /// Copies the valid units of `victim` to the die's GC frontier and erases it. Page by page:
-    /// read the page's valid units, then program them into the frontier.
-    fn clean(&mut self, die: u32, victim: u32, now: SimTime) -> Result<()> {
-        const AHEAD: usize = 16;
-        let upp = self.layout.units_per_program;
-        let start = victim * self.layout.units_per_block;
-        let mut units = std::mem::take(&mut self.scratch);
-        units.clear();
-        self.map
-            .for_each_valid(start, self.layout.units_per_block, |ppa| units.push(ppa));
-        for &ppa in units.iter().take(AHEAD) {
-            self.map.prefetch_owner_entry(ppa);
-        }
-        let mut i = 0;
-        while i < units.len() {
-            let page = (units[i] - start) / upp;
-            let mut j = i;
-            while j < units.len() && (units[j] - start) / upp == page {
-                j += 1;
-            }
-            let xfer = SimTime(self.layout.t_xfer_unit.ns() * (j - i) as u64);
-            self.timelines.read(die, now, self.layout.t_read, xfer);
-            self.counters.gc_page_reads += 1;
-            for k in i..j {
-                if let Some(&ahead) = units.get(k + AHEAD) {
-                    self.map.prefetch_owner_entry(ahead);
-                }
-                self.gc_place(die, units[k], now)?;
-            }
-            i = j;
-        }
-        self.scratch = units;
-        self.map.clear_block(start, self.layout.units_per_block);
-        self.timelines.erase(die, now, self.layout.t_erase);
-        self.erase_block(die, victim);
-        self.counters.gc_victims += 1;
-        Ok(())
     }
 
     fn erase_block(&mut self, die: u32, block: u32) {
@@ -356,119 +436,15 @@ impl Ftl {
         self.blocks.erase_count[b] += 1;
         self.blocks.state[b] = BlockState::Free;
         self.blocks.valid[b] = 0;
+        self.blocks.entries[b] = 0;
+        self.blocks.used[b] = 0;
         self.counters.erases += 1;
+        let start = block * self.entries_per_block;
+        self.map.clear_block(start, self.entries_per_block);
         if let Some(a) = &mut self.audit {
-            let start = u64::from(block) * u64::from(self.layout.units_per_block);
-            for ppa in start..start + u64::from(self.layout.units_per_block) {
-                a.programmed[(ppa >> 6) as usize] &= !(1 << (ppa & 63));
-            }
+            a.erased(start, self.entries_per_block);
         }
         self.free[die as usize].push_back(block);
         self.free_total += 1;
-    }
-
-    /// Copies the valid unit at `old` (in a victim being cleaned) to the die's GC frontier.
-    #[inline]
-    fn gc_place(&mut self, die: u32, old: Ppa, now: SimTime) -> Result<()> {
-        if self.gc[die as usize].block == NONE {
-            let block = self.take_free(die)?;
-            self.gc[die as usize] = Frontier { block, next: 0 };
-        }
-        let f = self.gc[die as usize];
-        let ppa = f.block * self.layout.units_per_block + f.next;
-        let lpn = self.map.owner(old);
-        self.map.relocate(lpn, old, ppa);
-        self.blocks.valid[self.layout.block_of(old) as usize] -= 1;
-        self.blocks.valid[f.block as usize] += 1;
-        self.counters.nand_write_units += 1;
-        self.seq += 1;
-        self.audit_program(ppa);
-        self.counters.gc_write_units += 1;
-        let next = f.next + 1;
-        self.gc[die as usize].next = next;
-        if next % self.layout.units_per_program == 0 {
-            self.timelines
-                .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
-        }
-        if next == self.layout.units_per_block {
-            self.close(die, f.block);
-            self.gc[die as usize] = Frontier::CLOSED;
-        }
-        Ok(())
-    }
-
-    /// Checks the FTL's invariants: L2P and P2L are inverse, valid counts equal mapped units,
-    /// free blocks hold nothing, and (with the audit on) no unit was programmed twice without an
-    /// erase. Returns a description of the first violation.
-    pub fn check_invariants(&self) -> std::result::Result<(), String> {
-        let upb = self.layout.units_per_block;
-        let mut per_block = vec![0u32; self.layout.total_blocks as usize];
-        let mut mapped = 0u64;
-        for (lpn, ppa) in self.map.mapped() {
-            if self.map.owner(ppa) != lpn {
-                return Err(format!(
-                    "L2P[{lpn}] = {ppa} but P2L[{ppa}] = {}",
-                    self.map.owner(ppa)
-                ));
-            }
-            if !self.map.is_valid(ppa) {
-                return Err(format!("L2P[{lpn}] = {ppa} is not marked valid"));
-            }
-            per_block[self.layout.block_of(ppa) as usize] += 1;
-            mapped += 1;
-        }
-        for (b, (&counted, &stored)) in per_block.iter().zip(&self.blocks.valid).enumerate() {
-            if counted != stored {
-                return Err(format!(
-                    "block {b}: valid count {stored} but {counted} units map to it"
-                ));
-            }
-            let bits = self.map.count_valid(b as u32 * upb, upb);
-            if bits != counted {
-                return Err(format!(
-                    "block {b}: {bits} valid bits but {counted} mapped units"
-                ));
-            }
-        }
-        let mut seen = vec![false; self.layout.total_blocks as usize];
-        let mut free = 0u64;
-        for (die, pool) in self.free.iter().enumerate() {
-            for &b in pool {
-                if seen[b as usize] {
-                    return Err(format!("block {b} is in a free pool twice"));
-                }
-                seen[b as usize] = true;
-                free += 1;
-                if self.layout.die_of_block(b) != die as u32 {
-                    return Err(format!(
-                        "block {b} is in die {die}'s pool but belongs to another die"
-                    ));
-                }
-                if self.blocks.state[b as usize] != BlockState::Free
-                    || self.blocks.valid[b as usize] != 0
-                {
-                    return Err(format!("free block {b} is not empty"));
-                }
-            }
-        }
-        if free != self.free_total {
-            return Err(format!(
-                "free count {} but {free} blocks in pools",
-                self.free_total
-            ));
-        }
-        if let Some(a) = &self.audit {
-            if a.double_programs > 0 {
-                return Err(format!(
-                    "{} units were programmed twice without an erase",
-                    a.double_programs
-                ));
-            }
-        }
-        let total_valid: u64 = self.blocks.valid.iter().map(|&v| u64::from(v)).sum();
-        if total_valid != mapped {
-            return Err(format!("{total_valid} valid units but {mapped} mapped"));
-        }
-        Ok(())
     }
 }

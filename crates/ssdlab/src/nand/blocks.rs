@@ -9,11 +9,18 @@ pub enum BlockState {
     Open,
     /// Fully written; a GC candidate.
     Closed,
+    /// Being cleaned bit by bit by background GC; not a candidate.
+    Victim,
 }
 
 #[derive(Clone, Debug)]
 pub struct Blocks {
+    /// Valid data in allocation slots (4 KiB units, or 512 B sectors with compression).
     pub valid: Vec<u32>,
+    /// Entries (mapped writes) placed in the block so far.
+    pub entries: Vec<u32>,
+    /// Slots used so far.
+    pub used: Vec<u32>,
     pub erase_count: Vec<u32>,
     pub state: Vec<BlockState>,
     /// Value of the drive's unit-write sequence counter when the block was closed.
@@ -25,6 +32,8 @@ impl Blocks {
         let n = total as usize;
         Blocks {
             valid: vec![0; n],
+            entries: vec![0; n],
+            used: vec![0; n],
             erase_count: vec![0; n],
             state: vec![BlockState::Free; n],
             closed_seq: vec![0; n],

@@ -1,0 +1,232 @@
+//! Cleaning: foreground GC (on demand), drive-wide batches (clean up later), background GC
+//! interleaved with host writes (active), and the copy-and-erase of a victim they share.
+
+use super::{ActiveVictim, Ftl, Stream, NONE};
+use crate::config::GcMode;
+use crate::error::{Error, Result};
+use crate::gc::Candidates;
+use crate::nand::BlockState;
+use crate::units::{Ppa, SimTime};
+
+/// How many upcoming copies have their L2P entries prefetched.
+const AHEAD: usize = 16;
+
+impl Ftl {
+    /// Picks the next victim of `die` with the configured policy.
+    fn select_victim(&mut self, die: u32) -> Option<u32> {
+        let candidates = Candidates {
+            blocks: &self.blocks,
+            first: die * self.layout.blocks_per_die,
+            count: self.layout.blocks_per_die,
+            units_per_block: self.block_slots,
+            now_seq: self.seq,
+        };
+        self.policy.select(die, &candidates)
+    }
+
+    /// The closed block of `die` with the least valid data.
+    fn emptiest(&self, die: u32) -> Option<u32> {
+        Candidates {
+            blocks: &self.blocks,
+            first: die * self.layout.blocks_per_die,
+            count: self.layout.blocks_per_die,
+            units_per_block: self.block_slots,
+            now_seq: self.seq,
+        }
+        .emptiest()
+    }
+
+    /// Foreground GC on `die`: clean victims until the free pool reaches the high watermark.
+    pub(super) fn collect(&mut self, die: u32, now: SimTime) -> Result<()> {
+        if let Some(av) = self.active[die as usize].take() {
+            self.clean(die, av.block, av.next, now)?;
+        }
+        let mut fruitless = 0u32;
+        while self.free[die as usize].len() < self.gc_high {
+            let victim = self.select_victim(die).ok_or(Error::NoReclaimableSpace { die })?;
+            if self.blocks.valid[victim as usize] >= self.block_slots {
+                // A full victim gains nothing. Stop if no closed block of the die holds invalid
+                // data (or the policy keeps choosing full ones), instead of looping forever.
+                fruitless += 1;
+                let any = self.emptiest(die).is_some_and(|b| self.blocks.valid[b as usize] < self.block_slots);
+                if !any || fruitless > self.layout.blocks_per_die {
+                    return Err(Error::NoReclaimableSpace { die });
+                }
+            }
+            self.clean(die, victim, 0, now)?;
+        }
+        Ok(())
+    }
+
+    /// Clean up later: a die ran dry, so every die cleans to its high watermark at once while the
+    /// host waits for all of them.
+    pub(super) fn batch(&mut self, now: SimTime) -> Result<()> {
+        for die in 0..self.layout.dies {
+            if self.free[die as usize].len() < self.gc_high {
+                self.collect(die, now)?;
+            }
+        }
+        let until = self.timelines.all_free().max(now);
+        self.stall = Some(self.stall.map_or(until, |s| s.max(until)));
+        Ok(())
+    }
+
+    /// Active GC after a host page on `die`: copy as much of the current victim as the host just
+    /// consumed, scaled by the victim's valid-to-invalid ratio, so the free pool holds steady.
+    pub(super) fn active_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        let d = die as usize;
+        let free = self.free[d].len();
+        let av = match self.active[d] {
+            Some(av) => av,
+            None if free < self.active_target => {
+                let Some(block) = self.select_victim(die) else { return Ok(()) };
+                if self.blocks.valid[block as usize] >= self.block_slots {
+                    // Nothing to gain in the background; foreground GC will cope if it must.
+                    self.blocks.state[block as usize] = BlockState::Closed;
+                    self.policy.on_closed(die, block);
+                    return Ok(());
+                }
+                self.blocks.state[block as usize] = BlockState::Victim;
+                ActiveVictim { block, next: 0 }
+            }
+            None => return Ok(()),
+        };
+        let valid = f64::from(self.blocks.valid[av.block as usize]);
+        let invalid = f64::from(self.block_slots).max(valid + 1.0) - valid;
+        let target = self.active_target as f64;
+        let urgency = 1.0 + (target - free as f64).max(0.0) / target;
+        self.active_credit[d] += f64::from(pages * self.page_slots) * valid / invalid * urgency;
+        let budget = self.active_credit[d].floor();
+        self.active_credit[d] -= budget;
+        self.active[d] = self.clean_step(die, av, budget as u64, now)?;
+        Ok(())
+    }
+
+    /// Copies valid entries of an active victim until `budget` slots moved; erases it when done.
+    fn clean_step(&mut self, die: u32, av: ActiveVictim, budget: u64, now: SimTime) -> Result<Option<ActiveVictim>> {
+        let start = av.block * self.entries_per_block;
+        let end = start + self.blocks.entries[av.block as usize];
+        let mut pos = start + av.next;
+        let mut moved = 0u64;
+        let mut page = u64::MAX;
+        while moved < budget {
+            let Some(ppa) = self.map.next_valid(pos, end) else {
+                self.finish_victim(die, av.block, now);
+                return Ok(None);
+            };
+            let p = self.page_of(av.block, ppa);
+            if p != page {
+                page = p;
+                let slots = self.valid_slots_in_page(av.block, ppa, end);
+                self.read_for_gc(die, slots, now);
+            }
+            moved += u64::from(self.move_entry(die, ppa, now)?);
+            pos = ppa + 1;
+        }
+        Ok(Some(ActiveVictim { block: av.block, next: pos - start }))
+    }
+
+    /// Copies every valid entry of `victim` from index `from` on, page by page (read the page's
+    /// valid entries, then program them into the GC frontier), and erases it.
+    pub(super) fn clean(&mut self, die: u32, victim: u32, from: u32, now: SimTime) -> Result<()> {
+        let start = victim * self.entries_per_block;
+        let end = start + self.blocks.entries[victim as usize];
+        let mut units = std::mem::take(&mut self.scratch);
+        units.clear();
+        if end > start + from {
+            self.map.for_each_valid(start + from, end - start - from, |ppa| units.push(ppa));
+        }
+        for &ppa in units.iter().take(AHEAD) {
+            self.map.prefetch_owner_entry(ppa);
+        }
+        let mut i = 0;
+        while i < units.len() {
+            let page = self.page_of(victim, units[i]);
+            let mut j = i;
+            let mut slots = 0;
+            while j < units.len() && self.page_of(victim, units[j]) == page {
+                slots += self.slot_size(units[j]);
+                j += 1;
+            }
+            self.read_for_gc(die, slots, now);
+            for k in i..j {
+                if let Some(&ahead) = units.get(k + AHEAD) {
+                    self.map.prefetch_owner_entry(ahead);
+                }
+                if let Err(e) = self.move_entry(die, units[k], now) {
+                    self.scratch = units;
+                    return Err(e);
+                }
+            }
+            i = j;
+        }
+        self.scratch = units;
+        self.finish_victim(die, victim, now);
+        Ok(())
+    }
+
+    fn finish_victim(&mut self, die: u32, victim: u32, now: SimTime) {
+        self.timelines.erase(die, now, self.layout.t_erase);
+        self.erase_block(die, victim);
+        self.counters.gc_victims += 1;
+    }
+
+    /// The multi-plane page of `block` holding entry `ppa`.
+    #[inline]
+    fn page_of(&self, block: u32, ppa: Ppa) -> u64 {
+        let b = block as usize;
+        let idx = u64::from(ppa - block * self.entries_per_block);
+        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
+        idx * used / entries / u64::from(self.page_slots)
+    }
+
+    fn valid_slots_in_page(&self, block: u32, from: Ppa, end: Ppa) -> u32 {
+        let page = self.page_of(block, from);
+        let mut slots = 0;
+        let mut pos = from;
+        while let Some(ppa) = self.map.next_valid(pos, end) {
+            if self.page_of(block, ppa) != page {
+                break;
+            }
+            slots += self.slot_size(ppa);
+            pos = ppa + 1;
+        }
+        slots
+    }
+
+    /// Reads one page's worth of valid data for GC into the controller.
+    #[inline]
+    pub(super) fn read_for_gc(&mut self, die: u32, slots: u32, now: SimTime) {
+        let xfer = SimTime(self.layout.t_xfer_unit.ns() * u64::from(slots) / u64::from(self.slots_per_unit));
+        self.timelines.read(die, now, self.layout.t_read, xfer);
+        self.counters.gc_page_reads += 1;
+    }
+
+    /// Copies the valid entry at `old` to `die`'s GC frontier. Returns its size in slots.
+    #[inline]
+    fn move_entry(&mut self, die: u32, old: Ppa, now: SimTime) -> Result<u32> {
+        self.relocate(Stream::Gc, die, old, now)
+    }
+
+    /// Copies the valid entry at `old` into `die`'s `stream` frontier (opening a block if
+    /// needed, without triggering GC). Returns its size in slots.
+    #[inline]
+    pub(super) fn relocate(&mut self, stream: Stream, die: u32, old: Ppa, now: SimTime) -> Result<u32> {
+        let slots = self.slot_size(old);
+        let f = self.frontiers[stream as usize][die as usize];
+        if f.block == NONE || f.used + slots > self.block_slots {
+            self.close_frontier(stream, die, now);
+            let block = self.take_free(die)?;
+            self.frontiers[stream as usize][die as usize] = super::Frontier { block, next: 0, used: 0 };
+        }
+        let lpn = self.map.owner(old);
+        self.append(stream, die, lpn, slots, now, Some(old));
+        self.gc_write_slots += u64::from(slots);
+        Ok(slots)
+    }
+
+    /// Whether the drive's GC mode cleans in the background.
+    pub fn gc_mode(&self) -> GcMode {
+        self.mode
+    }
+}

@@ -1,0 +1,106 @@
+//! Idle-time GC: while the host is idle, rewrite fragmented logical ranges in LBA order, so the
+//! data lies sequentially again and later sequential writes invalidate whole blocks (the way
+//! drives with "idle garbage collection" recover after torture, seed 000).
+
+use super::{Ftl, Stream};
+use crate::error::Result;
+use crate::units::{Lpn, SimTime, NS_PER_SEC, UNMAPPED};
+
+impl Ftl {
+    /// The host is idle from `from` to `to`: run idle GC if the drive has it.
+    pub fn idle(&mut self, from: SimTime, to: SimTime) -> Result<()> {
+        let Some(cfg) = self.idle_gc.clone() else { return Ok(()) };
+        let begin = from + SimTime((cfg.delay_s * NS_PER_SEC as f64).round() as u64);
+        if begin >= to {
+            return Ok(());
+        }
+        let chunk = u64::from(self.layout.units_per_block);
+        let user = self.map.user_units();
+        let chunks = user.div_ceil(chunk);
+        let mut scanned = 0;
+        while scanned < chunks {
+            let die = (0..self.layout.dies)
+                .min_by_key(|&d| self.timelines.die_free(d).max(self.idle_ready[d as usize]))
+                .expect("a drive has dies");
+            let t = begin.max(self.timelines.die_free(die)).max(self.idle_ready[die as usize]);
+            if t >= to {
+                break;
+            }
+            let mut found = None;
+            while scanned < chunks {
+                let c = self.defrag_cursor;
+                self.defrag_cursor = (c + 1) % chunks;
+                scanned += 1;
+                let first = c * chunk;
+                if self.is_fragmented(first, chunk.min(user - first)) {
+                    found = Some(first);
+                    break;
+                }
+            }
+            let Some(first) = found else { break };
+            self.rewrite(die, first, chunk.min(user - first), t)?;
+            let done = self.timelines.die_free(die);
+            let work = done.saturating_sub(t).ns() as f64;
+            self.idle_ready[die as usize] = done + SimTime((work * (1.0 / cfg.duty - 1.0)) as u64);
+        }
+        Ok(())
+    }
+
+    /// Whether the mapped units of `[first, first + n)` are spread over more than two blocks.
+    fn is_fragmented(&self, first: u64, n: u64) -> bool {
+        let mut last_block = u32::MAX;
+        let mut changes = 0;
+        for lpn in first..first + n {
+            let ppa = self.map.lookup(lpn as Lpn);
+            if ppa == UNMAPPED {
+                continue;
+            }
+            let b = self.block_of(ppa);
+            if b != last_block {
+                changes += 1;
+                if changes > 2 {
+                    return true;
+                }
+                last_block = b;
+            }
+        }
+        false
+    }
+
+    /// Reads `[first, first + n)` wherever it lies and writes it in order into `die`'s
+    /// defragmentation frontier.
+    fn rewrite(&mut self, die: u32, first: u64, n: u64, now: SimTime) -> Result<()> {
+        if self.free[die as usize].len() <= self.gc_low + 1 {
+            self.collect(die, now)?;
+        }
+        let mut last_page = (u32::MAX, u64::MAX);
+        for lpn in first..first + n {
+            let ppa = self.map.lookup(lpn as Lpn);
+            if ppa == UNMAPPED {
+                continue;
+            }
+            let block = self.block_of(ppa);
+            let page = self.page_of_entry(block, ppa);
+            if (block, page) != last_page {
+                last_page = (block, page);
+                let src = self.layout.die_of_block(block);
+                self.read_for_gc(src, self.slots_per_unit, now);
+            }
+            if self.frontiers[Stream::Defrag as usize][die as usize].block == super::NONE
+                && self.free[die as usize].len() <= self.gc_low
+            {
+                self.collect(die, now)?;
+            }
+            self.relocate(Stream::Defrag, die, ppa, now)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn page_of_entry(&self, block: u32, ppa: u32) -> u64 {
+        let b = block as usize;
+        let idx = u64::from(ppa - block * self.entries_per_block);
+        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
+        idx * used / entries / u64::from(self.page_slots)
+    }
+}
