@@ -240,3 +240,20 @@ def test_real_fio_accepts_the_good_corpus(path):
     r = subprocess.run(["fio", "--parse-only", path.name], cwd=path.parent, env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "configs" / "jobs").glob("*.fio"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_job_files_plan_on_an_8gib_drive(path):
+    p = translate.plan(jf.parse(path, env={"RUNTIME": "60"}), 8 * GIB)
+    assert p.jobs and all(j.workload["span_bytes"] == 8 * GIB for j in p.jobs)
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (scripts/install-test-tools.sh)")
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_real_fio_accepts_the_examples(path):
+    r = subprocess.run(["fio", "--parse-only", str(path)], env={"RUNTIME": "60", "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
