@@ -72,6 +72,8 @@ def test_consistency_on_a_temporary_file(tmp_path):
     assert s["latency_us"]["p50"] > 0 and s["fill_seconds"] > 0
     assert s["user_capacity_bytes"] == 128 * MIB
     assert target.stat().st_size == 128 * MIB
+    assert repr(result).startswith("<DeviceConsistencyResult 'disk.img · 0% spare area': clean ")
+    assert repr(result).endswith("WA n/a>")
 
 
 def _direct_io_works(path: Path) -> bool:

@@ -228,6 +228,13 @@ def _common_summary(s: _Session, scenario: str, label: str, started: float) -> D
 class DeviceConsistencyResult(ConsistencyResult):
     """A consistency result measured on a real device (OP and GC policy unknown)."""
 
+    def __repr__(self) -> str:
+        s = self.summary
+        wa = s.get("write_amplification")
+        return (f"<DeviceConsistencyResult {s['label']!r}: clean {s['iops_clean']:,.0f} IOPS, steady mean "
+                f"{s['iops_steady_mean']:,.0f} / min {s['iops_steady_min']:,} IOPS, "
+                f"WA {'n/a' if wa is None else f'{wa:.2f}'}>")
+
     def subtitle(self) -> str:
         s = self.summary
         wa = s.get("write_amplification")
