@@ -95,6 +95,21 @@ def test_a_folder_of_runs_stands_for_its_runs_and_repeats_are_dropped(review_dir
     assert expanded == sorted(review_dirs)
 
 
+def test_a_folder_of_runs_passes_over_other_kinds_of_results(tmp_path):
+    run = consistency_run(tmp_path / "runs" / "a")
+    fio = tmp_path / "runs" / "fio"
+    fio.mkdir()
+    (fio / "summary.json").write_text('{"scenario": "fio", "drive": "d"}')
+    broken = tmp_path / "runs" / "z"
+    broken.mkdir()
+    (broken / "summary.json").write_text("{")
+    assert expand_run_dirs([tmp_path / "runs"]) == [run, broken]
+    with pytest.raises(SsdlabError, match=f"{broken}/summary.json: not valid JSON"):
+        load_runs([tmp_path / "runs"])
+    with pytest.raises(SsdlabError, match="unknown scenario 'fio'"):
+        load_runs([fio])
+
+
 # --- errors: one line naming the directory and what is missing ------------------------------------
 
 

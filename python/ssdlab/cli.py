@@ -22,6 +22,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
 from ssdlab.results import CONSISTENCY_FILES, check_output_dir
 from ssdlab.progress import StepBars
+from ssdlab.report import write_report
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
 from ssdlab.sizes import format_size, parse_size
 
@@ -177,6 +178,11 @@ class _Progress:
     metavar="DIR",
     help="Result directory (see docs/results.md). [default: runs/consistency-<drive>-<timestamp>]",
 )
+@click.option(
+    "--report",
+    is_flag=True,
+    help="Also write an interactive HTML report of the run to DIR/report.html (see `ssdlab report`).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary.")
 @click.option(
     "--device",
@@ -203,6 +209,7 @@ def consistency_cmd(
     block_size: int,
     seed: int,
     out: Optional[str],
+    report: bool,
     quiet: bool,
     device: Optional[str],
     yes_destroy_data: bool,
@@ -219,6 +226,8 @@ def consistency_cmd(
     partition table. --capacity then sizes a new file, or limits the test to the first SIZE bytes.
     """
     if device is not None:
+        if report:  # consistency_on_device_cmd does not hand back its result directory yet
+            raise click.UsageError("--report is not available with --device yet: run `ssdlab report DIR -o FILE` after")
         consistency_on_device_cmd(
             ctx,
             device=device,
@@ -259,6 +268,7 @@ def consistency_cmd(
         if progress:
             progress.bars.close()
     path = result.save(out_dir)
+    page = write_report([path], path / "report.html") if report else None
     if quiet:
         return
     s = result.summary
@@ -274,6 +284,33 @@ def consistency_cmd(
     )
     click.echo(f"  latency p99    {_latency(s['latency_us']['p99']):>10}   (max {_latency(s['latency_us']['max'])})")
     click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.0f} simulated s)")
+    if page is not None:
+        click.echo(f"Report in {page}")
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+
+@cli.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR...")
+@click.option("--out", "-o", required=True, metavar="FILE", help="The HTML file to write (a directory: FILE/report.html).")
+@click.option("--title", metavar="TEXT", help="Page title. [default: SSD report: <drives>]")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing.")
+def report_cmd(run_dirs: Sequence[str], out: str, title: Optional[str], quiet: bool) -> None:
+    """An interactive HTML report over result directories, like the review pages.
+
+    One self-contained file (plotly.js inline: it opens from disk with no network) with a section
+    per test among the runs: summary table, performance consistency (three views with drive and
+    spare-area buttons), HD Tach passes, worst-case write amplification, used vs new. Any mix of
+    consistency, hdtach/torture, used-vs-new and wa directories works; a directory holding result
+    directories stands for all of them.
+    """
+    target = Path(out)
+    if target.is_dir():
+        target = target / "report.html"
+    path = write_report([Path(d) for d in run_dirs], target, title)
+    if not quiet:
+        click.echo(f"Report in {path}")
 
 
 cli.add_command(fio_cmd)

@@ -284,11 +284,22 @@ def load_run(path: Path) -> Run:
     return run
 
 
+def _reportable(path: Path) -> bool:
+    """Whether a directory found inside a folder of runs is one the report reads."""
+    try:
+        scenario = json.loads((path / SUMMARY).read_text(encoding="utf-8")).get("scenario")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return True  # let load_run say what is wrong with it
+    return scenario in SCENARIOS
+
+
 def expand_run_dirs(paths: Iterable[Path]) -> list[Path]:
     """The result directories named, in order, without repeats.
 
     A directory without ``summary.json`` whose immediate subdirectories have one stands for those
-    subdirectories (sorted by name), so a folder of runs can be given as one argument.
+    subdirectories (sorted by name), so a folder of runs can be given as one argument; there,
+    results of other kinds (e.g. ``ssdlab fio`` runs) are passed over. A directory named on its
+    own must be one the report reads.
     """
     out: dict[Path, None] = {}
     for raw in paths:
@@ -296,7 +307,7 @@ def expand_run_dirs(paths: Iterable[Path]) -> list[Path]:
         if path.is_dir() and not (path / SUMMARY).exists():
             children = sorted(p for p in path.iterdir() if (p / SUMMARY).is_file())
             if children:
-                out.update(dict.fromkeys(children))
+                out.update(dict.fromkeys(c for c in children if _reportable(c)))
                 continue
         out[path] = None
     seen: set[Path] = set()

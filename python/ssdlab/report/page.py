@@ -15,6 +15,7 @@ from typing import Any
 
 from .assets import CSS, JS
 from .charts import Chart
+from .load import SsdlabError
 from .tables import MISSING, Table
 
 __all__ = ["Section", "render", "plotly_js"]
@@ -31,8 +32,10 @@ class Section:
 
 def plotly_js() -> str:
     """The full plotly.js bundle shipped with the plotly package."""
-    from plotly.offline import get_plotlyjs
-
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise SsdlabError("report: the plotly package is missing (pip install 'plotly>=5.18')") from None
     return get_plotlyjs()
 
 
