@@ -63,14 +63,23 @@ def _interval_lengths_ms(n: int, interval_ms: float, runtime_ms: float) -> np.nd
     return lengths
 
 
+def _whole_windows(spent: np.ndarray, interval_ms: float) -> np.ndarray:
+    """Which windows fio samples for bandwidth and IOPS: all but a last one cut short (fio takes a
+    sample only once a window is full, to within LOG_MSEC_SLACK = 1 ms)."""
+    keep = np.ones(len(spent), dtype=bool)
+    if len(spent) and spent[-1] < interval_ms - 1.0:
+        keep[-1] = False
+    return keep
+
+
 def _window_rates(job: "JobResult", d: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(iops, KiB/s, index) for the intervals with IO in direction `d` -- fio's bw/iops samples."""
+    """(iops, KiB/s, index) for the whole intervals with IO in direction `d` -- fio's bw/iops samples."""
     s = job.series
     name = DIRS[d]
     ios = s[f"{name}_ios"].to_numpy(np.int64)
     by = s[f"{name}_bytes"].to_numpy(np.int64)
     spent = _interval_lengths_ms(len(ios), job.interval_s * 1000.0, job.runtime_s * 1000.0)
-    idx = np.nonzero(ios)[0]
+    idx = np.nonzero((ios > 0) & _whole_windows(spent, job.interval_s * 1000.0))[0]
     spent_ms = np.maximum(np.floor(spent[idx]), 1.0)
     iops = np.floor(ios[idx] * 1000.0 / spent_ms)
     kib = np.floor(by[idx] * 1000.0 / spent_ms / 1024.0)
@@ -503,8 +512,13 @@ def _log_lines(job: "JobResult", kind: str) -> List[str]:
             with np.errstate(divide="ignore", invalid="ignore"):
                 vals = np.floor(np.where(ios > 0, lat / np.maximum(ios, 1), 0.0) + 0.5)
         cols.append((ios, vals.astype(np.int64)))
+    # IOPS and bandwidth windows are written when full, so a last window cut short is missing, as
+    # in fio's logs; latency logs are flushed at the end of the job, short window included.
+    keep = _whole_windows(spent, interval_ms) if kind in ("iops", "bw") else np.ones(n, dtype=bool)
     lines: List[str] = []
     for i in range(n):
+        if not keep[i]:
+            continue
         for d in range(3):
             ios, vals = cols[d]
             if ios[i]:
