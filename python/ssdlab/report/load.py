@@ -15,12 +15,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-try:
-    from ssdlab.errors import SsdlabError
-except ImportError:  # pragma: no cover - until ssdlab.errors lands
-
-    class SsdlabError(Exception):  # type: ignore[no-redef]
-        """A user-facing error: the CLI prints it as one line."""
+from ssdlab.errors import SsdlabError
 
 
 __all__ = [
