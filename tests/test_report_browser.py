@@ -50,12 +50,10 @@ def browser():
         browser.close()
 
 
-@pytest.fixture()
-def page(browser, report_file):
-    """The report, opened offline: any request that is not for a file:// URL is recorded and aborted."""
+def offline_context(browser, attempted: list):
+    """A browser context with no network: a request for anything but a file:// URL is recorded in
+    ``attempted`` and aborted (and the context is offline besides)."""
     context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
-    attempted: list[str] = []
-    errors: list[str] = []
 
     def guard(route):
         if route.request.url.startswith("file://"):
@@ -65,6 +63,20 @@ def page(browser, report_file):
             route.abort()
 
     context.route("**/*", guard)
+    return context
+
+
+@pytest.fixture()
+def attempted() -> list:
+    """Network requests the report tried (each one was blocked)."""
+    return []
+
+
+@pytest.fixture()
+def page(browser, report_file, attempted):
+    """The report, opened offline (see offline_context); fails if it tried the network or threw."""
+    errors: list[str] = []
+    context = offline_context(browser, attempted)
     page = context.new_page()
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
@@ -103,8 +115,20 @@ def pressed(page, chart: str) -> list[str]:
     return page.locator(f'button[data-chart="{chart}"][aria-pressed="true"]').all_inner_texts()
 
 
-def test_report_renders_offline(page, tmp_path):
+def test_the_network_guard_catches_a_cdn_script(browser):
+    """The control for the offline check: a page that loads plotly.js from a CDN is caught."""
+    attempted: list[str] = []
+    context = offline_context(browser, attempted)
+    page = context.new_page()
+    page.set_content('<script src="https://cdn.plot.ly/plotly-2.35.2.min.js"></script><p>x</p>')
+    assert page.evaluate("typeof window.Plotly") == "undefined"
+    assert attempted == ["https://cdn.plot.ly/plotly-2.35.2.min.js"]
+    context.close()
+
+
+def test_report_renders_offline(page, attempted, tmp_path):
     assert page.evaluate("typeof window.Plotly") == "object"  # the inline bundle ran
+    assert attempted == []
     for chart in ("consistency-log", "consistency-steady-log", "consistency-steady-linear", "hdtach", "wa",
                   "used-vs-new"):
         now = shown(page, chart)
