@@ -114,9 +114,10 @@ def write_amplification(before: Optional[SmartWrites], after: Optional[SmartWrit
     h, n = out["host_write_bytes"], out["nand_write_bytes"]
     if h and n is not None:
         out["write_amplification"] = n / h
-    elif None not in (before.host_pages, after.host_pages, before.ftl_pages, after.ftl_pages):
-        hp = after.host_pages - before.host_pages  # type: ignore[operator]
-        fp = after.ftl_pages - before.ftl_pages  # type: ignore[operator]
+    elif (before.host_pages is not None and after.host_pages is not None and before.ftl_pages is not None
+          and after.ftl_pages is not None):
+        hp = after.host_pages - before.host_pages
+        fp = after.ftl_pages - before.ftl_pages
         if hp > 0:
             out["write_amplification"] = (hp + fp) / hp
     return out

@@ -186,6 +186,11 @@ def _check_known(job: JobDef) -> List[str]:
     return host
 
 
+def _bool(j: _Job, name: str, default: bool) -> bool:
+    o = j.get(name)
+    return default if o is None else parse_bool(o)
+
+
 def _is_set(j: _Job, name: str) -> bool:
     o = j.get(name)
     if o is None:
@@ -407,7 +412,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     loops = parse_int(loops_opt, 1) if loops_opt is not None else 1
     amount *= loops
     if amount <= 0:
-        raise (io_opt or loops_opt or size_opt).error(f"{who}: nothing to do (0 bytes of IO)")  # type: ignore[union-attr]
+        culprit = io_opt or loops_opt or size_opt or filesize_opt
+        assert culprit is not None
+        raise culprit.error(f"{who}: nothing to do (0 bytes of IO)")
 
     # time
     runtime_opt = j.get("runtime")
@@ -419,7 +426,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     byte_limit: Optional[int] = amount
     if time_based:
         if runtime_s is None:
-            raise j.get("time_based").error(f"{who}: time_based needs runtime= (fio would run until stopped)")  # type: ignore[union-attr]
+            tb = j.get("time_based")
+            assert tb is not None
+            raise tb.error(f"{who}: time_based needs runtime= (fio would run until stopped)")
         duration_s, byte_limit = runtime_s, None
     elif runtime_s is not None:
         duration_s = runtime_s
@@ -532,7 +541,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
 
     if core_rw == "trim-write":
         requirements.append(Requirement(
-            "trim-write", rw_opt,  # type: ignore[arg-type]
+            "trim-write", rw_opt if rw_opt is not None else RawOption("rw", fio_rw, job.where),
             f"{who}: rw={fio_rw} needs a newer ssdlab core (Workload rw 'trim-write')",
         ))
 
@@ -555,9 +564,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     lwv = j.get("log_window_value")
     if lwv is not None and (lwv.value or "").strip() not in ("avg", "0"):
         raise lwv.error(f"{lwv.name}={lwv.value}: only 'avg' windows are supported by the simulator")
-    log_offset = parse_bool(j.get("log_offset")) if j.get("log_offset") is not None else False  # type: ignore[arg-type]
-    log_prio = parse_bool(j.get("log_prio")) if j.get("log_prio") is not None else False  # type: ignore[arg-type]
-    per_job_logs = parse_bool(j.get("per_job_logs")) if j.get("per_job_logs") is not None else True  # type: ignore[arg-type]
+    log_offset = _bool(j, "log_offset", False)
+    log_prio = _bool(j, "log_prio", False)
+    per_job_logs = _bool(j, "per_job_logs", True)
 
     # reporting
     percentiles = DEFAULT_PERCENTILES
@@ -572,8 +581,8 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         if bad or not wanted:
             raise pl.error(f"percentile_list={pl.value}: the simulator reports only fio's default percentiles ({':'.join(f'{p:g}' for p in DEFAULT_PERCENTILES)}) and 100")
         percentiles = wanted
-    lat_pct = parse_bool(j.get("lat_percentiles")) if j.get("lat_percentiles") is not None else False  # type: ignore[arg-type]
-    clat_pct = parse_bool(j.get("clat_percentiles")) if j.get("clat_percentiles") is not None else not lat_pct  # type: ignore[arg-type]
+    lat_pct = _bool(j, "lat_percentiles", False)
+    clat_pct = _bool(j, "clat_percentiles", not lat_pct)
     urr = j.get("unified_rw_reporting")
     if urr is not None and (urr.value or "").strip() not in ("none", "0"):
         raise urr.error(f"unified_rw_reporting={urr.value}: only 'none' is supported by the simulator")
