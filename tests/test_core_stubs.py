@@ -84,7 +84,11 @@ def test_simulator_members_match() -> None:
             assert isinstance(fn, ast.FunctionDef)
             assert _stub_params(fn) == _runtime_params(getattr(_core.Simulator, name)), name
     init = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
-    assert _stub_params(init) == _runtime_params(_core.Simulator)
+    try:
+        runtime_init = _runtime_params(_core.Simulator)
+    except ValueError:  # abi3 classes carry no text signature before Python 3.10
+        return
+    assert _stub_params(init) == runtime_init
 
 
 def test_mypy_stubtest() -> None:

@@ -30,6 +30,7 @@ __all__ = ["cli", "main"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)
 
 
 class _Interrupted(Exception):
@@ -331,10 +332,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         status = cli.main(args=args, prog_name="ssdlab", standalone_mode=False)
         return status if isinstance(status, int) else 0
-    except click.exceptions.NoArgsIsHelpError as err:
-        click.echo(err.ctx.get_help() if err.ctx else "ssdlab --help")
-        return 0
     except click.ClickException as err:  # UsageError, BadParameter, ...
+        if _NO_ARGS_IS_HELP is not None and isinstance(err, _NO_ARGS_IS_HELP):
+            click.echo(err.ctx.get_help() if err.ctx else "ssdlab --help")  # `ssdlab` alone (click >= 8.2)
+            return 0
         return _fail(err.format_message())
     except SsdlabError as err:
         return _fail(str(err))
