@@ -7,7 +7,10 @@ mod error;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
-use ssdlab::scenario::{run_steps, Consistency, Step};
+use ssdlab::scenario::{
+    run_steps, summarize_passes, Consistency, HdTach, Step, StepResult, Torture, UsedVsNew,
+    WorstCaseWa,
+};
 use ssdlab::{presets, Drive, DriveConfig};
 
 use crate::error::{panic_to_py, to_py, SsdlabError};
@@ -102,7 +105,7 @@ impl Simulator {
         py: Python<'_>,
         steps: &[Step],
         callback: Option<PyObject>,
-        consistency: Option<&Consistency>,
+        summarize: Option<&dyn Fn(&[StepResult]) -> PyResult<String>>,
     ) -> PyResult<(Vec<(String, PyObject)>, Option<String>)> {
         if self.broken {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -139,19 +142,7 @@ impl Simulator {
                 return Err(panic_to_py(&*p));
             }
         };
-        let summary = match consistency {
-            Some(c) => {
-                let random = results
-                    .iter()
-                    .rev()
-                    .find_map(|r| r.phase.as_ref())
-                    .ok_or_else(|| {
-                        SsdlabError::new_err("the consistency procedure ran no workload")
-                    })?;
-                Some(serde_json::to_string(&c.summarize(random)).expect("summaries serialise"))
-            }
-            None => None,
-        };
+        let summary = summarize.map(|f| f(&results)).transpose()?;
         let converted = results
             .into_iter()
             .map(|r| convert::step_to_py(py, r))
@@ -237,8 +228,84 @@ impl Simulator {
         let steps = params
             .steps(self.drive.user_bytes())
             .map_err(|e| to_py(e, None))?;
-        let (results, summary) = self.execute(py, &steps, callback, Some(&params))?;
+        let summarize = |r: &[StepResult]| -> PyResult<String> {
+            let random = r
+                .iter()
+                .rev()
+                .find_map(|r| r.phase.as_ref())
+                .ok_or_else(|| SsdlabError::new_err("the consistency procedure ran no workload"))?;
+            Ok(serde_json::to_string(&params.summarize(random)).expect("summaries serialise"))
+        };
+        let (results, summary) = self.execute(py, &steps, callback, Some(&summarize))?;
         Ok((results, summary.expect("a consistency run has a summary")))
+    }
+
+    /// Runs a review procedure (`hdtach`, `torture`, `used-vs-new` or `wa`) with parameters
+    /// (JSON); returns `(steps, summary_json)`.
+    #[pyo3(signature = (name, params_json, callback=None))]
+    fn run_procedure(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        params_json: &str,
+        callback: Option<PyObject>,
+    ) -> PyResult<(Vec<(String, PyObject)>, String)> {
+        fn parse<T: serde::de::DeserializeOwned>(name: &str, json: &str) -> PyResult<T> {
+            serde_json::from_str(json)
+                .map_err(|e| SsdlabError::new_err(format!("{name} parameters: {e}")))
+        }
+        fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+            Ok(serde_json::to_string(v).expect("summaries serialise"))
+        }
+        let user = self.drive.user_bytes();
+        let (results, summary) = match name {
+            "hdtach" => {
+                let p: HdTach = parse(name, params_json)?;
+                let steps = p.steps().map_err(|e| to_py(e, None))?;
+                self.execute(
+                    py,
+                    &steps,
+                    callback,
+                    Some(&|r: &[StepResult]| json(&summarize_passes(r, user))),
+                )?
+            }
+            "torture" => {
+                let p: Torture = parse(name, params_json)?;
+                let steps = p.steps().map_err(|e| to_py(e, None))?;
+                self.execute(
+                    py,
+                    &steps,
+                    callback,
+                    Some(&|r: &[StepResult]| json(&p.summarize(r, user))),
+                )?
+            }
+            "used-vs-new" => {
+                let p: UsedVsNew = parse(name, params_json)?;
+                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
+                self.execute(
+                    py,
+                    &steps,
+                    callback,
+                    Some(&|r: &[StepResult]| json(&p.summarize(r, user))),
+                )?
+            }
+            "wa" => {
+                let p: WorstCaseWa = parse(name, params_json)?;
+                let steps = p.steps().map_err(|e| to_py(e, None))?;
+                self.execute(
+                    py,
+                    &steps,
+                    callback,
+                    Some(&|r: &[StepResult]| json(&p.summarize(r))),
+                )?
+            }
+            other => {
+                return Err(SsdlabError::new_err(format!(
+                    "unknown procedure '{other}'; choose hdtach, torture, used-vs-new or wa"
+                )))
+            }
+        };
+        Ok((results, summary.expect("procedures have summaries")))
     }
 }
 

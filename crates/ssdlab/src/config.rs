@@ -335,10 +335,16 @@ impl DriveConfig {
         }
         if let Some(idle) = &f.idle_gc {
             if !(idle.delay_s.is_finite() && idle.delay_s >= 0.0) {
-                return Err(Error::Config(format!("ftl.idle_gc.delay_s must be zero or more, got {}", idle.delay_s)));
+                return Err(Error::Config(format!(
+                    "ftl.idle_gc.delay_s must be zero or more, got {}",
+                    idle.delay_s
+                )));
             }
             if !(idle.duty > 0.0 && idle.duty <= 1.0) {
-                return Err(Error::Config(format!("ftl.idle_gc.duty must be in (0, 1], got {}", idle.duty)));
+                return Err(Error::Config(format!(
+                    "ftl.idle_gc.duty must be in (0, 1], got {}",
+                    idle.duty
+                )));
             }
         }
         let layout = Layout::new(self)?;
@@ -351,7 +357,11 @@ impl DriveConfig {
         }
         // GC needs free blocks for its watermarks and the two open frontiers, plus room to find
         // victims that hold invalid data.
-        let reserve = if f.gc_mode == GcMode::Active { f.active_gc_free_blocks } else { f.gc_high_free_blocks };
+        let reserve = if f.gc_mode == GcMode::Active {
+            f.active_gc_free_blocks
+        } else {
+            f.gc_high_free_blocks
+        };
         let needed = f64::from(reserve + 3);
         let spare = layout.spare_blocks_per_die();
         if spare < needed {

@@ -35,7 +35,12 @@ pub struct Io {
 impl Io {
     /// An incompressible request.
     pub fn new(kind: IoKind, lpn: Lpn, units: u32) -> Io {
-        Io { kind, lpn, units, compressibility: 1.0 }
+        Io {
+            kind,
+            lpn,
+            units,
+            compressibility: 1.0,
+        }
     }
 }
 
@@ -218,7 +223,9 @@ impl Drive {
                 let mut ack = arrived;
                 for lpn in io.lpn..io.lpn + io.units {
                     ack = self.buffer.admit(ack);
-                    if let Some((done, units)) = self.ftl.host_write(lpn, ack, io.compressibility)? {
+                    if let Some((done, units)) =
+                        self.ftl.host_write(lpn, ack, io.compressibility)?
+                    {
                         self.buffer.programmed(done, units);
                     }
                     if let Some(until) = self.ftl.take_stall() {

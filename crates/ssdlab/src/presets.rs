@@ -4,10 +4,32 @@
 use crate::config::DriveConfig;
 use crate::error::{Error, Result};
 
-const PRESETS: &[(&str, &str)] = &[(
-    "mlc-256",
-    include_str!("../../../configs/drives/mlc-256.toml"),
-)];
+const PRESETS: &[(&str, &str)] = &[
+    (
+        "mlc-256",
+        include_str!("../../../configs/drives/mlc-256.toml"),
+    ),
+    (
+        "active-gc",
+        include_str!("../../../configs/drives/active-gc.toml"),
+    ),
+    (
+        "clean-up-later",
+        include_str!("../../../configs/drives/clean-up-later.toml"),
+    ),
+    (
+        "idle-gc",
+        include_str!("../../../configs/drives/idle-gc.toml"),
+    ),
+    (
+        "no-idle-gc",
+        include_str!("../../../configs/drives/no-idle-gc.toml"),
+    ),
+    (
+        "compressing",
+        include_str!("../../../configs/drives/compressing.toml"),
+    ),
+];
 
 /// The default preset.
 pub const DEFAULT: &str = "mlc-256";

@@ -36,7 +36,10 @@ impl Ftl {
     /// Turns on the double-program audit checked by [`Ftl::check_invariants`] (tests).
     pub fn enable_audit(&mut self) {
         let entries = u64::from(self.layout.total_blocks) * u64::from(self.entries_per_block);
-        self.audit = Some(Audit { programmed: vec![0; entries.div_ceil(64) as usize], double_programs: 0 });
+        self.audit = Some(Audit {
+            programmed: vec![0; entries.div_ceil(64) as usize],
+            double_programs: 0,
+        });
     }
 
     /// Checks the FTL's invariants; returns a description of the first violation.
@@ -47,14 +50,19 @@ impl Ftl {
         let mut mapped = 0u64;
         for (lpn, ppa) in self.map.mapped() {
             if self.map.owner(ppa) != lpn {
-                return Err(format!("L2P[{lpn}] = {ppa} but P2L[{ppa}] = {}", self.map.owner(ppa)));
+                return Err(format!(
+                    "L2P[{lpn}] = {ppa} but P2L[{ppa}] = {}",
+                    self.map.owner(ppa)
+                ));
             }
             if !self.map.is_valid(ppa) {
                 return Err(format!("L2P[{lpn}] = {ppa} is not marked valid"));
             }
             let b = self.block_of(ppa);
             if ppa - b * e >= self.blocks.entries[b as usize] {
-                return Err(format!("L2P[{lpn}] = {ppa} lies past block {b}'s written entries"));
+                return Err(format!(
+                    "L2P[{lpn}] = {ppa} lies past block {b}'s written entries"
+                ));
             }
             per_block[b as usize] += self.slot_size(ppa);
             entries[b as usize] += 1;
@@ -62,14 +70,22 @@ impl Ftl {
         }
         for (b, (&counted, &stored)) in per_block.iter().zip(&self.blocks.valid).enumerate() {
             if counted != stored {
-                return Err(format!("block {b}: valid count {stored} but {counted} slots map to it"));
+                return Err(format!(
+                    "block {b}: valid count {stored} but {counted} slots map to it"
+                ));
             }
             let bits = self.map.count_valid(b as u32 * e, e);
             if bits != entries[b] {
-                return Err(format!("block {b}: {bits} valid bits but {} mapped entries", entries[b]));
+                return Err(format!(
+                    "block {b}: {bits} valid bits but {} mapped entries",
+                    entries[b]
+                ));
             }
             if self.blocks.used[b] > self.block_slots {
-                return Err(format!("block {b}: {} slots used of {}", self.blocks.used[b], self.block_slots));
+                return Err(format!(
+                    "block {b}: {} slots used of {}",
+                    self.blocks.used[b], self.block_slots
+                ));
             }
         }
         let mut seen = vec![false; self.layout.total_blocks as usize];
@@ -82,7 +98,9 @@ impl Ftl {
                 seen[b as usize] = true;
                 free += 1;
                 if self.layout.die_of_block(b) != die as u32 {
-                    return Err(format!("block {b} is in die {die}'s pool but belongs to another die"));
+                    return Err(format!(
+                        "block {b} is in die {die}'s pool but belongs to another die"
+                    ));
                 }
                 if self.blocks.state[b as usize] != BlockState::Free
                     || self.blocks.valid[b as usize] != 0
@@ -93,17 +111,25 @@ impl Ftl {
             }
         }
         if free != self.free_total {
-            return Err(format!("free count {} but {free} blocks in pools", self.free_total));
+            return Err(format!(
+                "free count {} but {free} blocks in pools",
+                self.free_total
+            ));
         }
         if let Some(a) = &self.audit {
             if a.double_programs > 0 {
-                return Err(format!("{} entries were programmed twice without an erase", a.double_programs));
+                return Err(format!(
+                    "{} entries were programmed twice without an erase",
+                    a.double_programs
+                ));
             }
         }
         let total_valid: u64 = self.blocks.valid.iter().map(|&v| u64::from(v)).sum();
         let mapped_slots: u64 = per_block.iter().map(|&v| u64::from(v)).sum();
         if total_valid != mapped_slots {
-            return Err(format!("{total_valid} valid slots but {mapped_slots} mapped ({mapped} entries)"));
+            return Err(format!(
+                "{total_valid} valid slots but {mapped_slots} mapped ({mapped} entries)"
+            ));
         }
         Ok(())
     }

@@ -43,12 +43,16 @@ impl Ftl {
         }
         let mut fruitless = 0u32;
         while self.free[die as usize].len() < self.gc_high {
-            let victim = self.select_victim(die).ok_or(Error::NoReclaimableSpace { die })?;
+            let victim = self
+                .select_victim(die)
+                .ok_or(Error::NoReclaimableSpace { die })?;
             if self.blocks.valid[victim as usize] >= self.block_slots {
                 // A full victim gains nothing. Stop if no closed block of the die holds invalid
                 // data (or the policy keeps choosing full ones), instead of looping forever.
                 fruitless += 1;
-                let any = self.emptiest(die).is_some_and(|b| self.blocks.valid[b as usize] < self.block_slots);
+                let any = self
+                    .emptiest(die)
+                    .is_some_and(|b| self.blocks.valid[b as usize] < self.block_slots);
                 if !any || fruitless > self.layout.blocks_per_die {
                     return Err(Error::NoReclaimableSpace { die });
                 }
@@ -79,7 +83,9 @@ impl Ftl {
         let av = match self.active[d] {
             Some(av) => av,
             None if free < self.active_target => {
-                let Some(block) = self.select_victim(die) else { return Ok(()) };
+                let Some(block) = self.select_victim(die) else {
+                    return Ok(());
+                };
                 if self.blocks.valid[block as usize] >= self.block_slots {
                     // Nothing to gain in the background; foreground GC will cope if it must.
                     self.blocks.state[block as usize] = BlockState::Closed;
@@ -87,15 +93,18 @@ impl Ftl {
                     return Ok(());
                 }
                 self.blocks.state[block as usize] = BlockState::Victim;
-                ActiveVictim { block, next: 0 }
+                let valid = f64::from(self.blocks.valid[block as usize]);
+                ActiveVictim {
+                    block,
+                    next: 0,
+                    ratio: valid / (f64::from(self.block_slots) - valid),
+                }
             }
             None => return Ok(()),
         };
-        let valid = f64::from(self.blocks.valid[av.block as usize]);
-        let invalid = f64::from(self.block_slots).max(valid + 1.0) - valid;
         let target = self.active_target as f64;
         let urgency = 1.0 + (target - free as f64).max(0.0) / target;
-        self.active_credit[d] += f64::from(pages * self.page_slots) * valid / invalid * urgency;
+        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * urgency;
         let budget = self.active_credit[d].floor();
         self.active_credit[d] -= budget;
         self.active[d] = self.clean_step(die, av, budget as u64, now)?;
@@ -103,7 +112,13 @@ impl Ftl {
     }
 
     /// Copies valid entries of an active victim until `budget` slots moved; erases it when done.
-    fn clean_step(&mut self, die: u32, av: ActiveVictim, budget: u64, now: SimTime) -> Result<Option<ActiveVictim>> {
+    fn clean_step(
+        &mut self,
+        die: u32,
+        av: ActiveVictim,
+        budget: u64,
+        now: SimTime,
+    ) -> Result<Option<ActiveVictim>> {
         let start = av.block * self.entries_per_block;
         let end = start + self.blocks.entries[av.block as usize];
         let mut pos = start + av.next;
@@ -123,7 +138,10 @@ impl Ftl {
             moved += u64::from(self.move_entry(die, ppa, now)?);
             pos = ppa + 1;
         }
-        Ok(Some(ActiveVictim { block: av.block, next: pos - start }))
+        Ok(Some(ActiveVictim {
+            next: pos - start,
+            ..av
+        }))
     }
 
     /// Copies every valid entry of `victim` from index `from` on, page by page (read the page's
@@ -134,7 +152,8 @@ impl Ftl {
         let mut units = std::mem::take(&mut self.scratch);
         units.clear();
         if end > start + from {
-            self.map.for_each_valid(start + from, end - start - from, |ppa| units.push(ppa));
+            self.map
+                .for_each_valid(start + from, end - start - from, |ppa| units.push(ppa));
         }
         for &ppa in units.iter().take(AHEAD) {
             self.map.prefetch_owner_entry(ppa);
@@ -176,7 +195,10 @@ impl Ftl {
     fn page_of(&self, block: u32, ppa: Ppa) -> u64 {
         let b = block as usize;
         let idx = u64::from(ppa - block * self.entries_per_block);
-        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
+        let (used, entries) = (
+            u64::from(self.blocks.used[b]),
+            u64::from(self.blocks.entries[b]).max(1),
+        );
         idx * used / entries / u64::from(self.page_slots)
     }
 
@@ -197,7 +219,9 @@ impl Ftl {
     /// Reads one page's worth of valid data for GC into the controller.
     #[inline]
     pub(super) fn read_for_gc(&mut self, die: u32, slots: u32, now: SimTime) {
-        let xfer = SimTime(self.layout.t_xfer_unit.ns() * u64::from(slots) / u64::from(self.slots_per_unit));
+        let xfer = SimTime(
+            self.layout.t_xfer_unit.ns() * u64::from(slots) / u64::from(self.slots_per_unit),
+        );
         self.timelines.read(die, now, self.layout.t_read, xfer);
         self.counters.gc_page_reads += 1;
     }
@@ -211,13 +235,23 @@ impl Ftl {
     /// Copies the valid entry at `old` into `die`'s `stream` frontier (opening a block if
     /// needed, without triggering GC). Returns its size in slots.
     #[inline]
-    pub(super) fn relocate(&mut self, stream: Stream, die: u32, old: Ppa, now: SimTime) -> Result<u32> {
+    pub(super) fn relocate(
+        &mut self,
+        stream: Stream,
+        die: u32,
+        old: Ppa,
+        now: SimTime,
+    ) -> Result<u32> {
         let slots = self.slot_size(old);
         let f = self.frontiers[stream as usize][die as usize];
         if f.block == NONE || f.used + slots > self.block_slots {
             self.close_frontier(stream, die, now);
             let block = self.take_free(die)?;
-            self.frontiers[stream as usize][die as usize] = super::Frontier { block, next: 0, used: 0 };
+            self.frontiers[stream as usize][die as usize] = super::Frontier {
+                block,
+                next: 0,
+                used: 0,
+            };
         }
         let lpn = self.map.owner(old);
         self.append(stream, die, lpn, slots, now, Some(old));

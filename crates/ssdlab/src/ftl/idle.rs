@@ -9,7 +9,9 @@ use crate::units::{Lpn, SimTime, NS_PER_SEC, UNMAPPED};
 impl Ftl {
     /// The host is idle from `from` to `to`: run idle GC if the drive has it.
     pub fn idle(&mut self, from: SimTime, to: SimTime) -> Result<()> {
-        let Some(cfg) = self.idle_gc.clone() else { return Ok(()) };
+        let Some(cfg) = self.idle_gc.clone() else {
+            return Ok(());
+        };
         let begin = from + SimTime((cfg.delay_s * NS_PER_SEC as f64).round() as u64);
         if begin >= to {
             return Ok(());
@@ -22,7 +24,9 @@ impl Ftl {
             let die = (0..self.layout.dies)
                 .min_by_key(|&d| self.timelines.die_free(d).max(self.idle_ready[d as usize]))
                 .expect("a drive has dies");
-            let t = begin.max(self.timelines.die_free(die)).max(self.idle_ready[die as usize]);
+            let t = begin
+                .max(self.timelines.die_free(die))
+                .max(self.idle_ready[die as usize]);
             if t >= to {
                 break;
             }
@@ -100,7 +104,10 @@ impl Ftl {
     fn page_of_entry(&self, block: u32, ppa: u32) -> u64 {
         let b = block as usize;
         let idx = u64::from(ppa - block * self.entries_per_block);
-        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
+        let (used, entries) = (
+            u64::from(self.blocks.used[b]),
+            u64::from(self.blocks.entries[b]).max(1),
+        );
         idx * used / entries / u64::from(self.page_slots)
     }
 }

@@ -42,7 +42,11 @@ struct Frontier {
 }
 
 impl Frontier {
-    const CLOSED: Frontier = Frontier { block: NONE, next: 0, used: 0 };
+    const CLOSED: Frontier = Frontier {
+        block: NONE,
+        next: 0,
+        used: 0,
+    };
 }
 
 /// Which open block of a die a write goes to.
@@ -58,6 +62,8 @@ enum Stream {
 struct ActiveVictim {
     block: u32,
     next: u32,
+    /// Valid / invalid slots when it was chosen: the copies owed per slot the host writes.
+    ratio: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -108,21 +114,33 @@ pub struct Ftl {
 impl Ftl {
     pub fn new(cfg: &DriveConfig, layout: Layout, seed: u64) -> Ftl {
         let dies = layout.dies as usize;
-        let slots_per_unit = if cfg.ftl.compression { SECTORS_PER_UNIT } else { 1 };
+        let slots_per_unit = if cfg.ftl.compression {
+            SECTORS_PER_UNIT
+        } else {
+            1
+        };
         let block_slots = layout.units_per_block * slots_per_unit;
         let entries_per_block = block_slots;
         let total_entries = u64::from(layout.total_blocks) * u64::from(entries_per_block);
         let mut ftl = Ftl {
             map: Mapping::new(layout.user_units, total_entries),
             blocks: Blocks::new(layout.total_blocks),
-            sizes: if slots_per_unit > 1 { vec![0; total_entries as usize] } else { Vec::new() },
+            sizes: if slots_per_unit > 1 {
+                vec![0; total_entries as usize]
+            } else {
+                Vec::new()
+            },
             slots_per_unit,
             block_slots,
             page_slots: layout.units_per_program * slots_per_unit,
             entries_per_block,
             free: vec![VecDeque::with_capacity(layout.blocks_per_die as usize); dies],
             free_total: 0,
-            frontiers: [vec![Frontier::CLOSED; dies], vec![Frontier::CLOSED; dies], vec![Frontier::CLOSED; dies]],
+            frontiers: [
+                vec![Frontier::CLOSED; dies],
+                vec![Frontier::CLOSED; dies],
+                vec![Frontier::CLOSED; dies],
+            ],
             host_die: None,
             host_page_units: 0,
             next_die: 0,
@@ -268,7 +286,12 @@ impl Ftl {
     /// Writes one host unit arriving at `now`. When it completed a page, returns the page's
     /// program completion time and how many host units the page held.
     #[inline]
-    pub fn host_write(&mut self, lpn: Lpn, now: SimTime, compressibility: f64) -> Result<Option<(SimTime, u32)>> {
+    pub fn host_write(
+        &mut self,
+        lpn: Lpn,
+        now: SimTime,
+        compressibility: f64,
+    ) -> Result<Option<(SimTime, u32)>> {
         let slots = self.slots_for(compressibility);
         let die = match self.host_die {
             Some(d) => d,
@@ -288,7 +311,11 @@ impl Ftl {
                 }
             }
             let block = self.alloc_for_host(die, now)?;
-            self.frontiers[Stream::Host as usize][die as usize] = Frontier { block, next: 0, used: 0 };
+            self.frontiers[Stream::Host as usize][die as usize] = Frontier {
+                block,
+                next: 0,
+                used: 0,
+            };
         }
         self.counters.host_write_units += 1;
         self.counters.free_block_samples_sum += self.free_total;
@@ -310,7 +337,15 @@ impl Ftl {
     /// mapping it; `old` is the entry it moves from (GC), or `None` for a new write. Programs
     /// every page it completes and closes a full block. Returns (pages programmed, new entry).
     #[inline]
-    fn append(&mut self, stream: Stream, die: u32, lpn: Lpn, slots: u32, now: SimTime, old: Option<Ppa>) -> (u32, Ppa) {
+    fn append(
+        &mut self,
+        stream: Stream,
+        die: u32,
+        lpn: Lpn,
+        slots: u32,
+        now: SimTime,
+        old: Option<Ppa>,
+    ) -> (u32, Ppa) {
         let f = self.frontiers[stream as usize][die as usize];
         let ppa = f.block * self.entries_per_block + f.next;
         match old {
@@ -340,9 +375,14 @@ impl Ftl {
         let used = f.used + slots;
         let pages = used / self.page_slots - f.used / self.page_slots;
         for _ in 0..pages {
-            self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+            self.timelines
+                .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
         }
-        self.frontiers[stream as usize][die as usize] = Frontier { block: f.block, next: f.next + 1, used };
+        self.frontiers[stream as usize][die as usize] = Frontier {
+            block: f.block,
+            next: f.next + 1,
+            used,
+        };
         self.blocks.entries[b] = f.next + 1;
         self.blocks.used[b] = used;
         if used == self.block_slots {
@@ -359,8 +399,10 @@ impl Ftl {
         if f.block == NONE {
             return None;
         }
-        let done = (f.used % self.page_slots != 0)
-            .then(|| self.timelines.program(die, now, self.layout.t_xfer_program, self.layout.t_program));
+        let done = (f.used % self.page_slots != 0).then(|| {
+            self.timelines
+                .program(die, now, self.layout.t_xfer_program, self.layout.t_program)
+        });
         self.close(die, f.block);
         self.frontiers[stream as usize][die as usize] = Frontier::CLOSED;
         done
@@ -381,7 +423,10 @@ impl Ftl {
         }
         self.counters.host_page_reads += 1;
         let die = self.layout.die_of_block(self.block_of(ppa));
-        let xfer = SimTime(self.layout.t_xfer_unit.ns() * u64::from(self.slot_size(ppa)) / u64::from(self.slots_per_unit));
+        let xfer = SimTime(
+            self.layout.t_xfer_unit.ns() * u64::from(self.slot_size(ppa))
+                / u64::from(self.slots_per_unit),
+        );
         self.timelines.read(die, now, self.layout.t_read, xfer)
     }
 
@@ -414,7 +459,9 @@ impl Ftl {
     }
 
     fn take_free(&mut self, die: u32) -> Result<u32> {
-        let block = self.free[die as usize].pop_front().ok_or(Error::NoReclaimableSpace { die })?;
+        let block = self.free[die as usize]
+            .pop_front()
+            .ok_or(Error::NoReclaimableSpace { die })?;
         self.free_total -= 1;
         self.blocks.state[block as usize] = BlockState::Open;
         Ok(block)

@@ -81,7 +81,12 @@ impl Workload {
                     drive.prefetch(l as u32, 1);
                 }
             }
-            let io = Io { kind, lpn: lpn as u32, units: plan.block_units as u32, compressibility: self.compressibility };
+            let io = Io {
+                kind,
+                lpn: lpn as u32,
+                units: plan.block_units as u32,
+                compressibility: self.compressibility,
+            };
             let t = if self.rw == Rw::TrimWrite {
                 let trim = Io {
                     kind: IoKind::Trim,

@@ -256,7 +256,7 @@ impl Workload {
             )));
         }
         let byte_limit = match (self.duration_s, self.io_limit, self.byte_limit) {
-            (None, None, None) => Some(span_bytes),
+            (None, None, None) => Some(span_bytes / self.block_bytes * self.block_bytes),
             (_, _, b) => b,
         };
         Ok(Plan {

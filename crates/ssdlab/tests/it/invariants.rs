@@ -10,10 +10,22 @@ use crate::support::small_drive;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Write { lpn: u32, units: u32, compressibility: f64 },
-    Read { lpn: u32, units: u32 },
-    Trim { lpn: u32, units: u32 },
-    Idle { ms: u64 },
+    Write {
+        lpn: u32,
+        units: u32,
+        compressibility: f64,
+    },
+    Read {
+        lpn: u32,
+        units: u32,
+    },
+    Trim {
+        lpn: u32,
+        units: u32,
+    },
+    Idle {
+        ms: u64,
+    },
     SecureErase,
 }
 
@@ -38,7 +50,11 @@ fn policy() -> impl Strategy<Value = GcPolicy> {
 }
 
 fn mode() -> impl Strategy<Value = GcMode> {
-    prop_oneof![Just(GcMode::OnDemand), Just(GcMode::Active), Just(GcMode::CleanUpLater)]
+    prop_oneof![
+        Just(GcMode::OnDemand),
+        Just(GcMode::Active),
+        Just(GcMode::CleanUpLater)
+    ]
 }
 
 proptest! {

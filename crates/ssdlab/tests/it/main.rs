@@ -3,6 +3,7 @@
 mod consistency;
 mod determinism;
 mod invariants;
+mod personalities;
 mod support;
 mod theory;
 mod throughput;

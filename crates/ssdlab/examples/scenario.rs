@@ -1,0 +1,78 @@
+//! Runs one procedure on a preset and prints its summary as JSON (used to calibrate presets).
+//!
+//! ```text
+//! cargo run --release -p ssdlab --example scenario -- PRESET PROCEDURE [PARAMS_JSON] [CAPACITY_GB] [SEED]
+//! ```
+//! PROCEDURE is consistency, hdtach, torture, used-vs-new or wa; PARAMS_JSON overrides its
+//! parameters (e.g. '{"torture_minutes": 60}').
+
+use std::time::Instant;
+
+use ssdlab::scenario::{run_steps, Consistency, HdTach, Torture, UsedVsNew, WorstCaseWa};
+use ssdlab::{presets, Drive};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (preset, procedure) = (&args[1], &args[2]);
+    let params = args.get(3).map_or("{}", String::as_str);
+    let mut cfg = presets::get(preset).expect("preset");
+    if let Some(gb) = args.get(4) {
+        cfg = cfg
+            .with_user_capacity((gb.parse::<f64>().expect("capacity") * 1e9) as u64)
+            .expect("capacity");
+    }
+    let seed: u64 = args.get(5).map_or(1, |s| s.parse().expect("seed"));
+    let mut drive = Drive::new(&cfg, seed).expect("drive");
+    let user = drive.user_bytes();
+    let t0 = Instant::now();
+    let mut run = |steps: Vec<ssdlab::scenario::Step>| {
+        run_steps(&mut drive, &steps, seed, &mut |_, _| true).expect("run")
+    };
+    let summary = match procedure.as_str() {
+        "consistency" => {
+            let p: Consistency = serde_json::from_str(params).expect("params");
+            let r = run(p.steps(user).expect("steps"));
+            serde_json::to_value(
+                p.summarize(r.last().and_then(|r| r.phase.as_ref()).expect("phase")),
+            )
+            .unwrap()
+        }
+        "hdtach" => {
+            let p: HdTach = serde_json::from_str(params).expect("params");
+            let r = run(p.steps().expect("steps"));
+            serde_json::to_value(ssdlab::scenario::summarize_passes(&r, user)).unwrap()
+        }
+        "torture" => {
+            let p: Torture = serde_json::from_str(params).expect("params");
+            let r = run(p.steps().expect("steps"));
+            serde_json::to_value(p.summarize(&r, user)).unwrap()
+        }
+        "used-vs-new" => {
+            let p: UsedVsNew = serde_json::from_str(params).expect("params");
+            let r = run(p.steps(user).expect("steps"));
+            serde_json::to_value(p.summarize(&r, user)).unwrap()
+        }
+        "wa" => {
+            let p: WorstCaseWa = serde_json::from_str(params).expect("params");
+            let r = run(p.steps().expect("steps"));
+            serde_json::to_value(p.summarize(&r)).unwrap()
+        }
+        other => panic!("unknown procedure {other}"),
+    };
+    let mut v = summary;
+    // Curves are long; print their first and last few points only.
+    if let Some(passes) = v.get_mut("passes").and_then(|p| p.as_array_mut()) {
+        for p in passes {
+            if let Some(c) = p.get_mut("curve").and_then(|c| c.as_array_mut()) {
+                let n = c.len();
+                let keep: Vec<_> = [0, 1, 2, n / 4, n / 2, 3 * n / 4, n - 1]
+                    .iter()
+                    .filter_map(|&i| c.get(i).cloned())
+                    .collect();
+                *c = keep;
+            }
+        }
+    }
+    println!("{}", serde_json::to_string(&v).unwrap());
+    eprintln!("wall {:.2} s", t0.elapsed().as_secs_f64());
+}

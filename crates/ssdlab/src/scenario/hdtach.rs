@@ -1,0 +1,194 @@
+//! HD Tach: a sequential write pass over the whole user span with large blocks, recording MB/s
+//! against LBA position (seed articles 000 and 002), on a clean drive and optionally after torture.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Step, StepResult};
+use crate::error::{Error, Result};
+use crate::units::UNIT_BYTES;
+use crate::workload::{Pattern, PhaseResult, Rw, Workload};
+
+/// Label prefix of the steps that are HD Tach passes; the rest of the label names the pass.
+pub const PASS_PREFIX: &str = "hdtach:";
+
+/// Positions recorded per pass: one per 0.5 % of the span.
+pub const BUCKETS: u32 = 200;
+
+/// A standalone HD Tach run: a clean pass, and a pass after `torture_minutes` of torture.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HdTach {
+    /// Minutes of 4 KiB QD32 random writes after a sequential fill before the second pass; 0
+    /// runs the clean pass only.
+    pub torture_minutes: f64,
+    /// Compressibility of the data written (1.0: incompressible).
+    pub compressibility: f64,
+    pub block_bytes: u64,
+    pub queue_depth: u32,
+}
+
+impl Default for HdTach {
+    fn default() -> Self {
+        HdTach {
+            torture_minutes: 0.0,
+            compressibility: 1.0,
+            block_bytes: 128 * 1024,
+            queue_depth: 1,
+        }
+    }
+}
+
+/// The figures of one pass.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PassSummary {
+    pub name: String,
+    /// Mean of the position samples, MB/s (10^6 bytes).
+    pub avg_mb_s: f64,
+    pub min_mb_s: f64,
+    /// `avg_mb_s` as a percentage of the clean pass's.
+    pub pct_of_clean: Option<f64>,
+    /// MB/s at each 0.5 % of the span.
+    pub curve: Vec<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HdTachSummary {
+    pub passes: Vec<PassSummary>,
+}
+
+/// The workload of one pass named `name`.
+pub fn pass(name: &str, block_bytes: u64, queue_depth: u32, compressibility: f64) -> Step {
+    Step::Run {
+        workload: Workload {
+            label: format!("{PASS_PREFIX}{name}"),
+            rw: Rw::Write,
+            pattern: Pattern::Sequential,
+            block_bytes,
+            queue_depth,
+            compressibility,
+            position_buckets: BUCKETS,
+            ..Workload::default()
+        },
+    }
+}
+
+/// Sequential fill of the whole span, then `minutes` of 4 KiB QD32 random writes.
+pub fn fill_and_torture(minutes: f64, compressibility: f64) -> Result<[Step; 3]> {
+    if !(minutes.is_finite() && minutes > 0.0) {
+        return Err(Error::Workload(format!(
+            "torture needs a positive number of minutes, got {minutes}"
+        )));
+    }
+    Ok([
+        Step::SecureErase,
+        Step::Run {
+            workload: Workload {
+                label: "fill".into(),
+                pattern: Pattern::Sequential,
+                block_bytes: 128 * 1024,
+                compressibility,
+                ..Workload::default()
+            },
+        },
+        Step::Run {
+            workload: Workload {
+                label: format!("torture {}", minutes_label(minutes)),
+                duration_s: Some(minutes * 60.0),
+                compressibility,
+                ..Workload::default()
+            },
+        },
+    ])
+}
+
+/// "20 min", "1.5 min".
+pub fn minutes_label(minutes: f64) -> String {
+    if minutes.fract() == 0.0 {
+        format!("{minutes:.0} min")
+    } else {
+        format!("{minutes} min")
+    }
+}
+
+/// MB/s at each position bucket of a pass.
+pub fn curve(phase: &PhaseResult, span_bytes: u64) -> Vec<f64> {
+    let n = phase.position_done_ns.len().max(1) as u64;
+    let mut prev = 0u64;
+    phase
+        .position_done_ns
+        .iter()
+        .enumerate()
+        .map(|(i, &done)| {
+            let bytes = (span_bytes * (i as u64 + 1) / n - span_bytes * i as u64 / n) as f64;
+            let dt = done.saturating_sub(prev).max(1) as f64 / 1e9;
+            prev = prev.max(done);
+            bytes / dt / 1e6
+        })
+        .collect()
+}
+
+/// Summaries of every pass among `results`, in run order; the first is the clean baseline.
+pub fn summarize_passes(results: &[StepResult], user_bytes: u64) -> HdTachSummary {
+    let span = user_bytes / UNIT_BYTES * UNIT_BYTES;
+    let mut passes: Vec<PassSummary> = results
+        .iter()
+        .filter_map(|r| {
+            let name = r.label.strip_prefix(PASS_PREFIX)?;
+            let c = curve(r.phase.as_ref()?, span);
+            let avg = c.iter().sum::<f64>() / c.len().max(1) as f64;
+            let min = c.iter().copied().fold(f64::INFINITY, f64::min);
+            Some(PassSummary {
+                name: name.to_string(),
+                avg_mb_s: avg,
+                min_mb_s: min,
+                pct_of_clean: None,
+                curve: c,
+            })
+        })
+        .collect();
+    if let Some(clean) = passes.first().map(|p| p.avg_mb_s) {
+        for p in &mut passes {
+            p.pct_of_clean = Some(100.0 * p.avg_mb_s / clean);
+        }
+    }
+    HdTachSummary { passes }
+}
+
+impl HdTach {
+    pub fn steps(&self) -> Result<Vec<Step>> {
+        check_compressibility(self.compressibility)?;
+        let mut steps = vec![
+            Step::SecureErase,
+            pass(
+                "clean",
+                self.block_bytes,
+                self.queue_depth,
+                self.compressibility,
+            ),
+        ];
+        if self.torture_minutes != 0.0 {
+            steps.extend(fill_and_torture(
+                self.torture_minutes,
+                self.compressibility,
+            )?);
+            let name = format!("after {} torture", minutes_label(self.torture_minutes));
+            steps.push(pass(
+                &name,
+                self.block_bytes,
+                self.queue_depth,
+                self.compressibility,
+            ));
+        }
+        Ok(steps)
+    }
+}
+
+pub(super) fn check_compressibility(c: f64) -> Result<()> {
+    if c > 0.0 && c <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::Workload(format!(
+            "compressibility must be in (0, 1] (1 = incompressible), got {c}"
+        )))
+    }
+}
