@@ -11,7 +11,18 @@ from pydantic import BaseModel
 
 import ssdlab
 from ssdlab import _core
-from ssdlab.config import GC_POLICIES, DriveConfig, FtlConfig, Geometry, HostInterface, Timing, load_preset
+from ssdlab.config import (
+    GC_MODES,
+    GC_POLICIES,
+    STRIPINGS,
+    DriveConfig,
+    FtlConfig,
+    Geometry,
+    HostInterface,
+    IdleGc,
+    Timing,
+    load_preset,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUST_DEFAULTS: Dict[str, Any] = json.loads(_core.default_config())
@@ -60,6 +71,37 @@ def test_gc_policies_are_the_cores() -> None:
         _core.describe_config(json.dumps(bad))
 
 
+@pytest.mark.parametrize(("key", "names"), [("gc_mode", GC_MODES), ("striping", STRIPINGS)])
+def test_ftl_enums_are_the_cores(key: str, names: tuple) -> None:
+    assert RUST_DEFAULTS["ftl"][key] in names
+    for name in names:
+        data = dict(RUST_DEFAULTS, ftl=dict(RUST_DEFAULTS["ftl"], **{key: name}))
+        if name == "active":  # active GC needs its own watermark above the foreground one
+            data["ftl"]["active_gc_free_blocks"] = data["ftl"]["gc_high_free_blocks"] + 1
+        assert getattr(DriveConfig.from_dict(data).ftl, key) == name
+        _core.describe_config(json.dumps(data))
+    with pytest.raises(ssdlab.SsdlabError, match=f"ftl.{key}"):
+        DriveConfig.from_dict({"ftl": {key: "sometimes"}})
+
+
+def test_idle_gc_fields_are_exactly_the_cores() -> None:
+    """The core has no default IdleGc to compare with; it refuses unknown and missing keys."""
+    assert FtlConfig().idle_gc is None and RUST_DEFAULTS["ftl"]["idle_gc"] is None
+    idle = {name: 0.5 for name in IdleGc.model_fields}
+    data = dict(RUST_DEFAULTS, ftl=dict(RUST_DEFAULTS["ftl"], idle_gc=idle))
+    _core.describe_config(json.dumps(data))
+    assert DriveConfig.from_dict(data).ftl.idle_gc == IdleGc(**idle)
+    for name in IdleGc.model_fields:
+        partial = dict(data, ftl=dict(data["ftl"], idle_gc={k: v for k, v in idle.items() if k != name}))
+        with pytest.raises(_core.SsdlabError):
+            _core.describe_config(json.dumps(partial))
+        with pytest.raises(ssdlab.SsdlabError, match=f"ftl.idle_gc.{name}: Field required"):
+            DriveConfig.from_dict(partial)
+    extra = dict(data, ftl=dict(data["ftl"], idle_gc=dict(idle, later=1)))
+    with pytest.raises(_core.SsdlabError):
+        _core.describe_config(json.dumps(extra))
+
+
 # -- presets and files -----------------------------------------------------------------------------
 
 
@@ -104,6 +146,10 @@ def test_a_partial_toml_file_takes_the_defaults(tmp_path: Path) -> None:
         ("[ftl]\nop = 0\n", "over-provisioning"),
         ("[geometry]\npage_bytes = 1000\n", "page_bytes must be a positive multiple of 4096"),
         ("[ftl\n", "not valid TOML"),
+        ("[ftl.idle_gc]\nduty = 0.5\n", "ftl.idle_gc.delay_s: Field required"),
+        ("[ftl.idle_gc]\ndelay_s = 1\nduty = 0.5\nwhen = 2\n", "known settings here: delay_s, duty"),
+        ("[ftl.idle_gc]\ndelay_s = 1\nduty = 2\n", "ftl.idle_gc.duty must be in (0, 1]"),
+        ('[ftl]\ngc_mode = "lazy"\n', "ftl.gc_mode"),
     ],
 )
 def test_bad_drive_files_give_one_line_naming_the_field(tmp_path: Path, text: str, expected: str) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Dict, Literal, Mapping, Union, get_args
+from typing import Annotated, Any, Dict, Literal, Mapping, Optional, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -30,11 +30,14 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "GC_MODES",
     "GC_POLICIES",
+    "STRIPINGS",
     "DriveConfig",
     "FtlConfig",
     "Geometry",
     "HostInterface",
+    "IdleGc",
     "Timing",
     "load_preset",
     "preset_names",
@@ -43,6 +46,12 @@ __all__ = [
 GcPolicyName = Literal["greedy", "fifo", "cost-benefit", "d-choices"]
 GC_POLICIES: tuple[str, ...] = get_args(GcPolicyName)
 """GC victim policies, as the core spells them (`GcPolicy` in crates/ssdlab/src/config.rs)."""
+GcModeName = Literal["on-demand", "active", "clean-up-later"]
+GC_MODES: tuple[str, ...] = get_args(GcModeName)
+"""When GC runs (`GcMode`)."""
+StripingName = Literal["dynamic", "round-robin"]
+STRIPINGS: tuple[str, ...] = get_args(StripingName)
+"""How host pages are spread over dies (`Striping`)."""
 
 _DEFAULTS: dict[str, Any] = json.loads(_core.default_config())
 
@@ -75,6 +84,14 @@ class _FieldError(SsdlabError):
         super().__init__(f"{what}: {'.'.join(loc)}{': ' if loc else ''}{detail}")
 
 
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    """The model class in a field's annotation (``IdleGc`` in ``Optional[IdleGc]``), if any."""
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
 def _field_error(err: ValidationError, what: str, model: type[BaseModel]) -> SsdlabError:
     """The first pydantic error of `err` as a one-line `SsdlabError` naming the field."""
     e = err.errors(include_url=False)[0]
@@ -87,7 +104,7 @@ def _field_error(err: ValidationError, what: str, model: type[BaseModel]) -> Ssd
     if e["type"] == "extra_forbidden":
         section: Any = model
         for part in loc[:-1]:
-            section = section.model_fields[part].annotation if part in section.model_fields else None
+            section = _model_of(section.model_fields[part].annotation) if part in section.model_fields else None
             if section is None:
                 break
         known = f"; known settings here: {', '.join(section.model_fields)}" if section is not None else ""
@@ -139,6 +156,15 @@ class HostInterface(_Model):
     write_buffer_kib: U32 = _field("host", "write_buffer_kib", "DRAM write-back buffer for user data, KiB.")
 
 
+class IdleGc(_Model):
+    """Idle-time GC: after `delay_s` seconds of host idleness the firmware rewrites fragmented
+    logical ranges in LBA order, using at most `duty` of each die's time. (No defaults: the core
+    requires both.)"""
+
+    delay_s: float = Field(description="Host idle time before idle GC starts, seconds.")
+    duty: float = Field(description="Share of each die's time idle GC may use, in (0, 1].")
+
+
 class FtlConfig(_Model):
     """Flash translation layer settings."""
 
@@ -151,6 +177,15 @@ class FtlConfig(_Model):
     gc_high_free_blocks: U32 = _field(
         "ftl", "gc_high_free_blocks", "Foreground GC reclaims until a die has this many free blocks."
     )
+    gc_mode: GcModeName = _field(
+        "ftl", "gc_mode", "When GC runs: on demand, actively in the background, or clean up later."
+    )
+    active_gc_free_blocks: U32 = _field(
+        "ftl", "active_gc_free_blocks", "Active mode: background GC keeps each die's free pool at this size."
+    )
+    striping: StripingName = _field("ftl", "striping", "How host pages are spread over dies.")
+    idle_gc: Optional[IdleGc] = _field("ftl", "idle_gc", "Idle-time GC; None: nothing happens while idle.")
+    compression: bool = _field("ftl", "compression", "Inline compression (SandForce DuraWrite-like).")
 
 
 class DriveConfig(_Model):
