@@ -190,15 +190,17 @@ impl Ftl {
         self.counters.gc_victims += 1;
     }
 
-    /// The multi-plane page of `block` holding entry `ppa`.
+    /// The multi-plane page of `block` holding entry `ppa`. Without compression an entry is a
+    /// unit and the page is its index over the units per page; with compression, entries are
+    /// assumed evenly sized within the block.
     #[inline]
-    fn page_of(&self, block: u32, ppa: Ppa) -> u64 {
-        let b = block as usize;
+    pub(super) fn page_of(&self, block: u32, ppa: Ppa) -> u64 {
         let idx = u64::from(ppa - block * self.entries_per_block);
-        let (used, entries) = (
-            u64::from(self.blocks.used[b]),
-            u64::from(self.blocks.entries[b]).max(1),
-        );
+        if let Some(shift) = self.page_shift {
+            return idx >> shift;
+        }
+        let b = block as usize;
+        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
         idx * used / entries / u64::from(self.page_slots)
     }
 

@@ -84,7 +84,7 @@ impl Ftl {
                 continue;
             }
             let block = self.block_of(ppa);
-            let page = self.page_of_entry(block, ppa);
+            let page = self.page_of(block, ppa);
             if (block, page) != last_page {
                 last_page = (block, page);
                 let src = self.layout.die_of_block(block);
@@ -98,16 +98,5 @@ impl Ftl {
             self.relocate(Stream::Defrag, die, ppa, now)?;
         }
         Ok(())
-    }
-
-    #[inline]
-    fn page_of_entry(&self, block: u32, ppa: u32) -> u64 {
-        let b = block as usize;
-        let idx = u64::from(ppa - block * self.entries_per_block);
-        let (used, entries) = (
-            u64::from(self.blocks.used[b]),
-            u64::from(self.blocks.entries[b]).max(1),
-        );
-        idx * used / entries / u64::from(self.page_slots)
     }
 }

@@ -79,6 +79,10 @@ pub struct Ftl {
     page_slots: u32,
     /// Entry addresses reserved per block: every slot could hold its own entry.
     entries_per_block: u32,
+    /// log2(entries_per_block) when it is a power of two: `block_of` becomes a shift.
+    entries_shift: Option<u32>,
+    /// log2(page_slots) when one slot is one unit and pages hold a power of two of them.
+    page_shift: Option<u32>,
     free: Vec<VecDeque<u32>>,
     free_total: u64,
     frontiers: [Vec<Frontier>; 3],
@@ -134,6 +138,9 @@ impl Ftl {
             block_slots,
             page_slots: layout.units_per_program * slots_per_unit,
             entries_per_block,
+            entries_shift: entries_per_block.is_power_of_two().then(|| entries_per_block.trailing_zeros()),
+            page_shift: (slots_per_unit == 1 && layout.units_per_program.is_power_of_two())
+                .then(|| layout.units_per_program.trailing_zeros()),
             free: vec![VecDeque::with_capacity(layout.blocks_per_die as usize); dies],
             free_total: 0,
             frontiers: [
@@ -410,7 +417,10 @@ impl Ftl {
 
     #[inline]
     fn block_of(&self, ppa: Ppa) -> u32 {
-        ppa / self.entries_per_block
+        match self.entries_shift {
+            Some(shift) => ppa >> shift,
+            None => ppa / self.entries_per_block,
+        }
     }
 
     /// Reads one host unit at `now`; returns when its data is in the controller.
