@@ -13,7 +13,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 __all__ = ["FIGSIZE", "DPI", "LOG_FLOOR", "consistency_figures"]
 
@@ -83,9 +83,16 @@ def _log_axis(ax: Axes, iops: np.ndarray) -> None:
     top = max(float(iops.max(initial=0)), 10.0)
     bottom = LOG_FLOOR if (iops < LOG_FLOOR).any() else max(float(iops.min(initial=top)), LOG_FLOOR)
     ax.set_ylim(bottom / 1.4, top * 1.4)
-    # Narrow ranges (a steady state) get more labelled minor ticks than a run spanning decades.
-    narrow = np.log10(top / bottom) < 1.5
-    labelled = {2, 3, 5} if narrow else {2, 5}
+    ax.set_ylabel("IOPS (log scale)")
+    decades = np.log10(top / bottom)
+    if decades < 0.8:  # a steady state within a factor of ~6: evenly chosen round numbers
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 2.5, 5, 10]))
+        ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        ax.yaxis.set_minor_locator(NullLocator())
+        return
+    # Narrow ranges get more labelled minor ticks than a run spanning many decades.
+    labelled = {2, 3, 5} if decades < 1.5 else {2, 5}
+    narrow = decades < 1.5
     ax.yaxis.set_major_locator(LogLocator(base=10))
     ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
     ax.yaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)) if narrow else (2.0, 5.0)))
@@ -94,7 +101,6 @@ def _log_axis(ax: Axes, iops: np.ndarray) -> None:
     )
     ax.tick_params(axis="y", which="minor", labelsize=7, labelcolor="#666666")
     ax.grid(True, which="minor", color="#ececec", linewidth=0.6)
-    ax.set_ylabel("IOPS (log scale)")
 
 
 def _mean_line(ax: Axes, mean: Optional[float], x0: float, x1: float) -> None:
