@@ -55,7 +55,8 @@ def test_drives(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0].split()[:6] == ["NAME", "USER", "PHYSICAL", "OP", "%", "DIES"]
     row = next(line for line in lines if line.startswith("mlc-256"))
-    assert "256 GB" in row and "256 GiB" in row and "7.37" in row and "greedy" in row
+    assert "256 GB" in row and "256 GiB" in row and "7.37" in row and "greedy" in row and "on-demand" in row
+    assert len(lines) == 1 + len(ssdlab.preset_names())
 
 
 def test_consistency_writes_the_six_files(tmp_path: Path) -> None:

@@ -60,3 +60,8 @@ class Simulator:
         self, params_json: str, callback: Optional[_ProgressCallback] = None
     ) -> tuple[list[_StepOutput], str]:
         """Runs the consistency test; returns ``(steps, summary_json)``."""
+    def run_procedure(
+        self, name: str, params_json: str, callback: Optional[_ProgressCallback] = None
+    ) -> tuple[list[_StepOutput], str]:
+        """Runs a review procedure (``hdtach``, ``torture``, ``used-vs-new`` or ``wa``) with
+        parameters (JSON); returns ``(steps, summary_json)``."""

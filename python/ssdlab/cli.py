@@ -75,7 +75,7 @@ def cli() -> None:
 @cli.command()
 def drives() -> None:
     """List the built-in drive presets."""
-    rows = [("NAME", "USER", "PHYSICAL", "OP %", "DIES", "GC", "DESCRIPTION")]
+    rows = [("NAME", "USER", "PHYSICAL", "OP %", "DIES", "GC", "GC MODE", "DESCRIPTION")]
     for name in preset_names():
         cfg = load_preset(name)
         d = cfg.describe()
@@ -87,6 +87,7 @@ def drives() -> None:
                 f"{100 * d['op']:.2f}",
                 str(d["dies"]),
                 cfg.ftl.gc_policy,
+                cfg.ftl.gc_mode,
                 cfg.description,
             )
         )
