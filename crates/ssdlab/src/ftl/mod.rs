@@ -83,6 +83,8 @@ pub struct Ftl {
     entries_shift: Option<u32>,
     /// log2(page_slots) when one slot is one unit and pages hold a power of two of them.
     page_shift: Option<u32>,
+    /// log2(page_slots) when it is a power of two (with or without compression).
+    page_slots_shift: Option<u32>,
     free: Vec<VecDeque<u32>>,
     free_total: u64,
     frontiers: [Vec<Frontier>; 3],
@@ -141,6 +143,9 @@ impl Ftl {
             entries_shift: entries_per_block.is_power_of_two().then(|| entries_per_block.trailing_zeros()),
             page_shift: (slots_per_unit == 1 && layout.units_per_program.is_power_of_two())
                 .then(|| layout.units_per_program.trailing_zeros()),
+            page_slots_shift: (layout.units_per_program * slots_per_unit)
+                .is_power_of_two()
+                .then(|| (layout.units_per_program * slots_per_unit).trailing_zeros()),
             free: vec![VecDeque::with_capacity(layout.blocks_per_die as usize); dies],
             free_total: 0,
             frontiers: [
@@ -380,7 +385,10 @@ impl Ftl {
             a.programmed(ppa);
         }
         let used = f.used + slots;
-        let pages = used / self.page_slots - f.used / self.page_slots;
+        let pages = match self.page_slots_shift {
+            Some(shift) => (used >> shift) - (f.used >> shift),
+            None => used / self.page_slots - f.used / self.page_slots,
+        };
         for _ in 0..pages {
             self.timelines
                 .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
