@@ -126,15 +126,32 @@ def test_torture_procedure_on_a_file(tmp_path):
     r.save(tmp_path / "out")
     frame = pd.read_csv(tmp_path / "out" / "hdtach.csv")
     assert list(frame.columns) == ["pass", "position_pct", "mb_s"]
-    names = ["clean", "after 0.03 min torture", "after 0.01 min idle", "after TRIM"]
+    names = ["clean", "after 0.03 min torture", "after 0.03 min torture, pass, 0.01 min idle", "after TRIM"]
     assert list(dict.fromkeys(frame["pass"])) == names
     assert (frame.groupby("pass").size() == device.BUCKETS).all()
     assert (frame["mb_s"] > 0).all()
     s = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert s["scenario"] == "torture" and s["device"] == str(tmp_path / "disk.img") and s["seed"] is None
     assert [p["name"] for p in s["passes"]] == names and s["passes"][0]["pct_of_clean"] == 100.0
-    assert (s["torture_minutes"], s["idle_minutes"]) == (0.03, 0.01)
+    assert (s["torture_minutes"], s["idle_minutes"], s["block_bytes"], s["queue_depth"]) == (0.03, 0.01, 131072, 1)
+    assert s["steps"][2].endswith(", fill, 0.03 min torture")
     assert (tmp_path / "out" / "hdtach.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_hdtach_procedure_on_a_file(tmp_path):
+    r = device.hdtach_on_device(tmp_path / "disk.img", capacity=64 * MIB, out_dir=tmp_path / "out")
+    assert [p["name"] for p in r.summary["passes"]] == ["clean"]
+    assert r.summary["scenario"] == "hdtach" and r.summary["torture_minutes"] == 0.0
+
+
+def test_torture_steps_name_passes_like_the_core():
+    steps = device.torture_steps(20, True, 30, ["pass", "idle:60", "pass"], True)
+    names = [arg for kind, arg in steps if kind == "pass"]
+    assert names == ["clean", "after 20 min torture", "after 20 min torture, pass, 30 min idle",
+                     "after 20 min torture, pass, 30 min idle, pass", "after 20 min torture, pass, 30 min idle, pass, "
+                     "pass, 60 min idle", "after TRIM"]
+    with pytest.raises(SsdlabError, match="unknown torture action 'nap'"):
+        device.torture_steps(then=["nap"])
 
 
 def test_refusals_come_before_anything_is_written(tmp_path):

@@ -19,7 +19,10 @@ per-second IOPS     fio's IOPS log with ``log_avg_msec=1000``
 write amplification SMART host and NAND write counters (``smartctl -j``) when the drive has them
 ==================  =======================================================================
 
-An HD Tach pass is one sequential write of the tested range in 128 KiB requests; fio logs every
+The procedures mirror the core's (crates/ssdlab/src/scenario/hdtach.rs, torture.rs): the same
+steps and pass names ("clean", "after 20 min torture", ..., "after TRIM"); a torture is a secure
+erase, a 128 KiB QD32 sequential fill and N minutes of 4 KiB QD32 random writes. An HD Tach pass
+is one sequential write of the tested range in 128 KiB requests at QD1 by default; fio logs every
 request's completion time and offset, and each 0.5 % bucket's MB/s (10^6 bytes) is its size over
 the time between its last completion and the previous bucket's. fio's log times are whole
 milliseconds, so buckets written in under a few milliseconds (small, fast files) are coarse.
@@ -386,21 +389,36 @@ def _read_offset_log(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["time_ms", "direction", "offset"])
 
 
-def _hdtach_pass(s: _Session, span: int, name: str) -> pd.DataFrame:
+def minutes_label(minutes: float) -> str:
+    """"20 min", "1.5 min": the core's pass names (scenario/hdtach.rs)."""
+    return f"{minutes:.0f} min" if float(minutes).is_integer() else f"{minutes} min"
+
+
+def _hdtach_pass(s: _Session, span: int, name: str, block_bytes: int, queue_depth: int) -> pd.DataFrame:
     safe = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "pass"
-    job = runner.FioJobSpec(f"pass-{safe}", {"rw": "write", "bs": PASS_BLOCK, "iodepth": 32,
+    job = runner.FioJobSpec(f"pass-{safe}", {"rw": "write", "bs": block_bytes, "iodepth": queue_depth,
                                            "write_lat_log": "pass", "log_offset": 1}, planned_bytes=span)
-    out = s.run([job], span, comment=f"ssdlab HD Tach pass '{name}': one sequential write of {format_size(span)}")
+    out = s.run([job], span, comment=f"ssdlab HD Tach pass '{name}': one sequential write of {format_size(span)} "
+                                     f"in {format_size(block_bytes)} requests at QD{queue_depth}")
     log = _read_offset_log(out.workdir / "pass_clat.1.log")
     frame = _pass_speeds(log[log["direction"] == 1], span)
     frame.insert(0, "pass", name)
     return frame
 
 
-def _torture(s: _Session, span: int, minutes: float, qd: int, block_size: int) -> None:
-    job = runner.FioJobSpec("torture", {"rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
-                                        "runtime": f"{minutes * 60:g}"}, planned_seconds=minutes * 60)
-    s.run([job], span, comment=f"ssdlab torture: {minutes:g} min of {format_size(block_size)} random writes at QD{qd}")
+def _fill_and_torture(s: _Session, span: int, minutes: float) -> Tuple[str, List[str]]:
+    """The core's fill_and_torture: secure erase, a 128 KiB QD32 sequential fill, then `minutes` of
+    4 KiB QD32 random writes."""
+    method, notes = secure_erase(s.target)
+    jobs = [
+        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
+        runner.FioJobSpec("torture", {"stonewall": True, "rw": "randwrite", "bs": 4096, "iodepth": 32,
+                                      "time_based": True, "runtime": f"{minutes * 60:g}"},
+                          planned_seconds=minutes * 60),
+    ]
+    s.run(jobs, span, comment=f"ssdlab fill and torture: sequential fill, then {minutes:g} min of 4 KiB random "
+                              f"writes at QD32")
+    return method, notes
 
 
 def _idle(minutes: float, progress: bool) -> None:
@@ -477,13 +495,14 @@ def run_procedure(
     out_dir: Optional[PathLike] = None,
     progress: bool = False,
     label: Optional[str] = None,
-    qd: int = 32,
-    block_size: int = 4096,
+    block_bytes: int = PASS_BLOCK,
+    queue_depth: int = 1,
     params: Optional[Dict[str, Any]] = None,
     on_start: Optional[Callable[[Target], None]] = None,
 ) -> HdtachResult:
-    """Runs `steps` on the device: ``("erase", None)``, ``("pass", NAME)``, ``("torture", MINUTES)``,
-    ``("idle", MINUTES)``, ``("trim", None)``; every ``pass`` adds an HD Tach curve."""
+    """Runs `steps` on the device: ``("erase", None)``, ``("pass", NAME)``, ``("torture", MINUTES)``
+    (secure erase, sequential fill, then MINUTES of 4 KiB QD32 random writes), ``("idle", MINUTES)``,
+    ``("trim", None)``; every ``pass`` (`block_bytes` requests at `queue_depth`) adds an HD Tach curve."""
     started = time.perf_counter()
     s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
                          force_signatures=force_signatures, out_dir=out_dir, progress=progress, on_start=on_start)
@@ -491,6 +510,7 @@ def run_procedure(
     if span < PASS_BLOCK * BUCKETS:
         raise SsdlabError(f"{s.target.path}: {format_size(s.target.size_bytes)} is too small for {BUCKETS} position buckets of 128 KiB")
     before = _smart(s.target)
+    torture_wa: Optional[float] = None
     frames = []
     done: List[str] = []
     for kind, arg in steps:
@@ -499,14 +519,17 @@ def run_procedure(
             s.notes += notes
             done.append(f"secure erase ({method})")
         elif kind == "pass":
-            frames.append(_hdtach_pass(s, span, str(arg)))
+            frames.append(_hdtach_pass(s, span, str(arg), block_bytes, queue_depth))
             done.append(f"pass '{arg}'")
         elif kind == "torture":
-            _torture(s, span, float(arg), qd, block_size)
-            done.append(f"{arg:g} min torture")
+            t0 = _smart(s.target)
+            method, notes = _fill_and_torture(s, span, float(arg))
+            s.notes += notes
+            torture_wa = smart.write_amplification(t0, _smart(s.target))["write_amplification"]
+            done.append(f"secure erase ({method}), fill, {minutes_label(float(arg))} torture")
         elif kind == "idle":
             _idle(float(arg), progress)
-            done.append(f"{arg:g} min idle")
+            done.append(f"{minutes_label(float(arg))} idle")
         elif kind == "trim":
             done.append(f"TRIM ({trim_range(s.target)})")
         else:
@@ -519,9 +542,10 @@ def run_procedure(
         "passes": _pass_table(frame),
         **(params or {}),
         "user_capacity_bytes": s.target.size_bytes,
-        "qd": qd,
-        "block_size": block_size,
+        "block_bytes": block_bytes,
+        "queue_depth": queue_depth,
         "steps": done,
+        "torture_write_amplification": torture_wa,
         "smart_host_write_bytes": wa["host_write_bytes"],
         "smart_nand_write_bytes": wa["nand_write_bytes"],
         "write_amplification": wa["write_amplification"],
@@ -532,20 +556,56 @@ def run_procedure(
     return HdtachResult(frame, summary)
 
 
-def hdtach_on_device(path: PathLike, **kw: Any) -> HdtachResult:
-    """A secure erase and one clean HD Tach pass."""
-    return run_procedure(path, [("erase", None), ("pass", "clean")], scenario="hdtach", **kw)
+def hdtach_on_device(path: PathLike, *, torture_minutes: float = 0.0, **kw: Any) -> HdtachResult:
+    """The core's ``hdtach`` procedure on a device: secure erase and a clean pass; with
+    `torture_minutes`, then a fill and torture and a pass ``after N min torture``."""
+    steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean")]
+    if torture_minutes:
+        steps += [("torture", torture_minutes), ("pass", f"after {minutes_label(torture_minutes)} torture")]
+    return run_procedure(path, steps, scenario="hdtach", params={"torture_minutes": torture_minutes}, **kw)
 
 
-def torture_on_device(path: PathLike, *, torture_minutes: float = 20.0, idle_minutes: float = 30.0,
-                      trim: bool = True, **kw: Any) -> HdtachResult:
-    """AnandTech's "Performance Over Time & TRIM" (review-data.md 2.3): secure erase, clean pass
-    (which also fills the drive), torture, pass, idle, pass, TRIM, pass."""
-    steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean"), ("torture", torture_minutes),
-                                    ("pass", f"after {torture_minutes:g} min torture")]
+def torture_steps(torture_minutes: float = 20.0, pass_after_torture: bool = True, idle_minutes: float = 30.0,
+                  then: Sequence[str] = (), trim: bool = True) -> List[Tuple[str, Any]]:
+    """The core's ``torture`` procedure (scenario/torture.rs) as device steps, with the same pass names."""
+    if not (idle_minutes >= 0 and math.isfinite(idle_minutes)):
+        raise SsdlabError(f"idle needs a duration of zero or more minutes, got {idle_minutes}")
+    if not (torture_minutes > 0 and math.isfinite(torture_minutes)):
+        raise SsdlabError(f"torture needs a positive number of minutes, got {torture_minutes}")
+    steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean"), ("torture", torture_minutes)]
+    history = f"{minutes_label(torture_minutes)} torture"
+    if pass_after_torture:
+        steps.append(("pass", f"after {history}"))
+        history += ", pass"
     if idle_minutes > 0:
-        steps += [("idle", idle_minutes), ("pass", f"after {idle_minutes:g} min idle")]
+        steps += [("idle", idle_minutes), ("pass", f"after {history}, {minutes_label(idle_minutes)} idle")]
+        history += f", {minutes_label(idle_minutes)} idle, pass"
+    for action in then:
+        a = action.strip()
+        if a == "pass":
+            steps.append(("pass", f"after {history}"))
+            history += ", pass"
+            continue
+        try:
+            minutes = float(a[len("idle:"):]) if a.startswith("idle:") else float("nan")
+        except ValueError:
+            minutes = float("nan")
+        if not (minutes > 0 and math.isfinite(minutes)):
+            raise SsdlabError(f"unknown torture action '{a}': use 'pass' or 'idle:MINUTES' with a positive number of minutes")
+        steps.append(("idle", minutes))
+        history += f", {minutes_label(minutes)} idle"
     if trim:
         steps += [("trim", None), ("pass", "after TRIM")]
-    params = {"torture_minutes": torture_minutes, "idle_minutes": idle_minutes, "trim": trim}
+    return steps
+
+
+def torture_on_device(path: PathLike, *, torture_minutes: float = 20.0, pass_after_torture: bool = True,
+                      idle_minutes: float = 30.0, then: Sequence[str] = (), trim: bool = True,
+                      **kw: Any) -> HdtachResult:
+    """AnandTech's "Performance Over Time & TRIM" (review-data.md 2.3), as the core's ``torture``
+    procedure runs it: secure erase, clean pass; secure erase, fill, torture; a pass, idle, a pass,
+    further ``then`` actions (``"pass"``, ``"idle:MINUTES"``); TRIM and a last pass."""
+    steps = torture_steps(torture_minutes, pass_after_torture, idle_minutes, then, trim)
+    params = {"torture_minutes": torture_minutes, "pass_after_torture": pass_after_torture,
+              "idle_minutes": idle_minutes, "then": list(then), "trim": trim}
     return run_procedure(path, steps, scenario="torture", params=params, **kw)
