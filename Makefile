@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop test test-slow lint run bench
+.PHONY: help install develop tools test test-slow lint run bench
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -20,7 +20,10 @@ install: $(PY) ## Create .venv if missing, install the Python deps and build the
 develop: $(PY) ## Rebuild the extension only (release), after editing crates/
 	$(VENV)/bin/maturin develop --release --skip-install
 
-test: ## Rust tests (release) and pytest; slow tests are opt-in: make test-slow
+tools: $(PY) ## System tools the tests need (fio, Chromium, Playwright), installed when missing
+	bash scripts/install-test-tools.sh $(PY)
+
+test: install tools ## Set up, then every test: Rust (release) and pytest; slow tests are opt-in: make test-slow
 	cargo test --workspace --release
 	$(PY) -m pytest
 
@@ -31,8 +34,8 @@ lint: ## cargo clippy and cargo fmt --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --all -- --check
 
-run: ## The consistency test on the default drive into runs/default
-	$(VENV)/bin/ssdlab consistency --out runs/default
+run: install ## Set up, then the consistency test on the default 256 GB drive into runs/default
+	$(VENV)/bin/ssdlab consistency --out runs/default --report
 
 bench: ## End-to-end Rust benchmark of the consistency scenario
 	cargo run --release -p ssdlab --example bench_consistency

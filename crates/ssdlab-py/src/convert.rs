@@ -8,7 +8,7 @@ use ssdlab::metrics::Series;
 use ssdlab::scenario::StepResult;
 
 /// The per-interval series of a phase as a dict of NumPy arrays.
-pub fn series_to_dict<'py>(py: Python<'py>, s: Series) -> PyResult<Bound<'py, PyDict>> {
+pub fn series_to_dict(py: Python<'_>, s: Series) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("interval_ns", s.interval_ns)?;
     let [r, w, t] = s.ios;

@@ -6,7 +6,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 create_exception!(
-    _core,
+    ssdlab._core,
     SsdlabError,
     PyValueError,
     "Bad input for the simulator; the message says what to change."

@@ -1,6 +1,9 @@
 //! `ssdlab._core`: the thin PyO3 layer over the `ssdlab` crate. No logic lives here; the Python
 //! package wraps these calls with typed configs, docstrings and argument checks.
 
+// PyO3 methods receive owned `PyObject`s for callbacks that cross into `allow_threads`.
+#![allow(clippy::needless_pass_by_value)]
+
 mod convert;
 mod error;
 
@@ -19,6 +22,12 @@ use crate::error::{panic_to_py, to_py, SsdlabError};
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_to_py(&*p)))
 }
+
+/// Builds a procedure's summary (JSON) from its step results.
+type Summarize<'a> = &'a dyn Fn(&[StepResult]) -> PyResult<String>;
+
+/// Step results as they cross the boundary: `(json_of_scalars, series_dict_or_None)`.
+type Steps = Vec<(String, PyObject)>;
 
 fn parse_config(json: &str) -> PyResult<DriveConfig> {
     DriveConfig::from_json(json).map_err(|e| to_py(e, None))
@@ -64,6 +73,7 @@ fn describe_config(config_json: &str) -> PyResult<String> {
             "units_per_program": l.units_per_program,
             "spare_blocks_per_die": l.spare_blocks_per_die(),
             "clean_write_iops_bound": l.clean_write_iops_bound(),
+            "memory_bytes": l.table_bytes(cfg.ftl.compression),
         })
         .to_string())
     })
@@ -104,9 +114,9 @@ impl Simulator {
         &mut self,
         py: Python<'_>,
         steps: &[Step],
-        callback: Option<PyObject>,
-        summarize: Option<&dyn Fn(&[StepResult]) -> PyResult<String>>,
-    ) -> PyResult<(Vec<(String, PyObject)>, Option<String>)> {
+        callback: Option<&PyObject>,
+        summarize: Option<Summarize<'_>>,
+    ) -> PyResult<(Steps, Option<String>)> {
         if self.broken {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
                 "this simulator stopped after an internal error; create a new one",
@@ -209,10 +219,10 @@ impl Simulator {
         py: Python<'_>,
         steps_json: &str,
         callback: Option<PyObject>,
-    ) -> PyResult<Vec<(String, PyObject)>> {
+    ) -> PyResult<Steps> {
         let steps: Vec<Step> = serde_json::from_str(steps_json)
             .map_err(|e| SsdlabError::new_err(format!("steps: {e}")))?;
-        Ok(self.execute(py, &steps, callback, None)?.0)
+        Ok(self.execute(py, &steps, callback.as_ref(), None)?.0)
     }
 
     /// Runs the consistency test; returns `(steps, summary_json)`.
@@ -222,7 +232,7 @@ impl Simulator {
         py: Python<'_>,
         params_json: &str,
         callback: Option<PyObject>,
-    ) -> PyResult<(Vec<(String, PyObject)>, String)> {
+    ) -> PyResult<(Steps, String)> {
         let params: Consistency = serde_json::from_str(params_json)
             .map_err(|e| SsdlabError::new_err(format!("consistency parameters: {e}")))?;
         let steps = params
@@ -236,7 +246,7 @@ impl Simulator {
                 .ok_or_else(|| SsdlabError::new_err("the consistency procedure ran no workload"))?;
             Ok(serde_json::to_string(&params.summarize(random)).expect("summaries serialise"))
         };
-        let (results, summary) = self.execute(py, &steps, callback, Some(&summarize))?;
+        let (results, summary) = self.execute(py, &steps, callback.as_ref(), Some(&summarize))?;
         Ok((results, summary.expect("a consistency run has a summary")))
     }
 
@@ -249,14 +259,15 @@ impl Simulator {
         name: &str,
         params_json: &str,
         callback: Option<PyObject>,
-    ) -> PyResult<(Vec<(String, PyObject)>, String)> {
+    ) -> PyResult<(Steps, String)> {
         fn parse<T: serde::de::DeserializeOwned>(name: &str, json: &str) -> PyResult<T> {
             serde_json::from_str(json)
                 .map_err(|e| SsdlabError::new_err(format!("{name} parameters: {e}")))
         }
-        fn json<T: serde::Serialize>(v: &T) -> PyResult<String> {
-            Ok(serde_json::to_string(v).expect("summaries serialise"))
+        fn json<T: serde::Serialize>(v: &T) -> String {
+            serde_json::to_string(v).expect("summaries serialise")
         }
+        let callback = callback.as_ref();
         let user = self.drive.user_bytes();
         let (results, summary) = match name {
             "hdtach" => {
@@ -266,7 +277,7 @@ impl Simulator {
                     py,
                     &steps,
                     callback,
-                    Some(&|r: &[StepResult]| json(&summarize_passes(r, user))),
+                    Some(&|r: &[StepResult]| Ok(json(&summarize_passes(r, user)))),
                 )?
             }
             "torture" => {
@@ -276,7 +287,7 @@ impl Simulator {
                     py,
                     &steps,
                     callback,
-                    Some(&|r: &[StepResult]| json(&p.summarize(r, user))),
+                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r, user)))),
                 )?
             }
             "used-vs-new" => {
@@ -286,7 +297,7 @@ impl Simulator {
                     py,
                     &steps,
                     callback,
-                    Some(&|r: &[StepResult]| json(&p.summarize(r, user))),
+                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r, user)))),
                 )?
             }
             "wa" => {
@@ -296,7 +307,7 @@ impl Simulator {
                     py,
                     &steps,
                     callback,
-                    Some(&|r: &[StepResult]| json(&p.summarize(r))),
+                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r)))),
                 )?
             }
             other => {

@@ -63,5 +63,7 @@ mod tests {
             assert_eq!(cfg.name, name);
         }
         assert!(get("nope").is_err());
+        // The defaults in config.rs are the default preset.
+        assert_eq!(get(DEFAULT).unwrap(), DriveConfig::default());
     }
 }

@@ -200,7 +200,10 @@ impl Ftl {
             return idx >> shift;
         }
         let b = block as usize;
-        let (used, entries) = (u64::from(self.blocks.used[b]), u64::from(self.blocks.entries[b]).max(1));
+        let (used, entries) = (
+            u64::from(self.blocks.used[b]),
+            u64::from(self.blocks.entries[b]).max(1),
+        );
         idx * used / entries / u64::from(self.page_slots)
     }
 

@@ -140,7 +140,9 @@ impl Ftl {
             block_slots,
             page_slots: layout.units_per_program * slots_per_unit,
             entries_per_block,
-            entries_shift: entries_per_block.is_power_of_two().then(|| entries_per_block.trailing_zeros()),
+            entries_shift: entries_per_block
+                .is_power_of_two()
+                .then(|| entries_per_block.trailing_zeros()),
             page_shift: (slots_per_unit == 1 && layout.units_per_program.is_power_of_two())
                 .then(|| layout.units_per_program.trailing_zeros()),
             page_slots_shift: (layout.units_per_program * slots_per_unit)

@@ -90,6 +90,14 @@ impl Layout {
         })
     }
 
+    /// Bytes of the FTL's tables for this drive (L2P, P2L, valid bitmap and per-block state; with
+    /// compression, 8 entries and a size byte per unit): what simulating it needs in memory.
+    pub fn table_bytes(&self, compression: bool) -> u64 {
+        let entries = self.physical_units * if compression { 8 } else { 1 };
+        let per_entry = 4 + u64::from(compression);
+        self.user_units * 4 + entries * per_entry + entries / 8 + u64::from(self.total_blocks) * 24
+    }
+
     /// Spare (physical − user) capacity per die, in blocks.
     pub fn spare_blocks_per_die(&self) -> f64 {
         (self.physical_units - self.user_units) as f64

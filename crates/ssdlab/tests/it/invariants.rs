@@ -70,7 +70,7 @@ proptest! {
         cfg.ftl.active_gc_free_blocks = 4;
         cfg.ftl.striping = if round_robin { Striping::RoundRobin } else { Striping::Dynamic };
         cfg.ftl.compression = compression;
-        cfg.ftl.idle_gc = idle_gc.then(|| IdleGc { delay_s: 0.001, duty: 0.5 });
+        cfg.ftl.idle_gc = idle_gc.then_some(IdleGc { delay_s: 0.001, duty: 0.5 });
         // Two dies, so striping and drive-wide batches matter.
         cfg.geometry.dies_per_channel = 2;
         cfg.geometry.blocks_per_plane = 24;
@@ -99,7 +99,7 @@ proptest! {
             let io = Io { units: io.units.min(user - io.lpn), ..io };
             let ack = drive.submit(io, t).unwrap();
             prop_assert!(ack >= t);
-            t = t + SimTime(1000);
+            t += SimTime(1000);
             if i % 50 == 0 {
                 if let Err(e) = drive.ftl().check_invariants() {
                     prop_assert!(false, "after op {i} ({o:?}): {e}");

@@ -76,7 +76,7 @@ fn active_gc_keeps_the_steady_state_consistent() {
     assert!(sd / mean < 0.25, "steady-state spread {:.2}", sd / mean);
     // The on-demand drive of the same size stalls.
     let (_, ios) = consistency("no-idle-gc", 0.0);
-    assert!(ios.iter().any(|&n| n == 0));
+    assert!(ios.contains(&0));
 }
 
 #[test]
