@@ -8,22 +8,31 @@ directories and charts.
     >>> drive = ssdlab.load_preset("mlc-256").with_user_capacity(2 * 2**30)
     >>> result = ssdlab.consistency(drive, spare_area_pct=25, duration_s=60)
     >>> path = result.save("runs/example")          # iops.csv, series.csv, summary.json, charts
+    >>> ssdlab.torture("idle-gc", torture_minutes=20).save("runs/torture")   # hdtach.csv, hdtach.png, ...
 """
 
 from ssdlab._core import __version__
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
-from ssdlab.results import ConsistencyResult
+from ssdlab.procedures import hdtach, torture, used_vs_new, worst_case_wa
+from ssdlab.results import ConsistencyResult, HdtachResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
 
 __all__ = [
     "ConsistencyResult",
     "DriveConfig",
+    "HdtachResult",
     "Simulator",
     "SsdlabError",
     "StepResult",
+    "UsedVsNewResult",
+    "WorstCaseWaResult",
     "__version__",
     "consistency",
+    "hdtach",
     "load_preset",
     "preset_names",
+    "torture",
+    "used_vs_new",
+    "worst_case_wa",
 ]

@@ -1,4 +1,5 @@
-"""Charts of results, in the style of AnandTech's performance-consistency graphs.
+"""Charts of results, in the style of the reviews: AnandTech's performance-consistency scatter
+plots, HD Tach's write graph, and the reviews' bar charts (used vs new, worst-case WA).
 
 Figures are built with `matplotlib.figure.Figure` and rendered by the Agg canvas directly, so
 importing this module never touches pyplot's global backend or opens a window.
@@ -6,7 +7,8 @@ importing this module never touches pyplot's global backend or opens a window.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+import textwrap
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,7 +17,16 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
-__all__ = ["FIGSIZE", "DPI", "LOG_FLOOR", "consistency_figures"]
+__all__ = [
+    "DPI",
+    "FIGSIZE",
+    "LOG_FLOOR",
+    "PASS_COLOURS",
+    "consistency_figures",
+    "hdtach_figure",
+    "used_vs_new_figure",
+    "wa_figure",
+]
 
 FIGSIZE = (10.0, 4.5)
 """Chart size in inches."""
@@ -172,3 +183,145 @@ def consistency_figures(
         _legend(fig, ax)
         figures[name] = fig
     return figures
+
+
+# -- HD Tach ---------------------------------------------------------------------------------------
+
+PASS_COLOURS = ("#059669", "#dc2626", "#2563eb", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#475569")
+"""Colours by HD Tach pass, in run order (clean first); the same as the HTML report's."""
+
+
+def _mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
+    """A linear MB/s (or ×) axis from 0 with round ticks and a little headroom."""
+    top = max(top, 1e-9) * 1.12
+    locator = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10])
+    if axis == "y":
+        ax.set_ylim(0, top)
+        ax.yaxis.set_major_locator(locator)
+    else:
+        ax.set_xlim(0, top)
+        ax.xaxis.set_major_locator(locator)
+
+
+def _pass_label(row: Mapping[str, Any], first: bool) -> str:
+    text = f"{row['name']}: avg {row['avg_mb_s']:,.1f} MB/s"
+    pct = row.get("pct_of_clean")
+    if not first and pct is not None:
+        text += f" ({pct:.0f}% of clean)"
+    return text
+
+
+def hdtach_figure(
+    passes: pd.DataFrame, table: Sequence[Mapping[str, Any]], *, title: str, subtitle: str
+) -> Figure:
+    """HD Tach's write graph: MB/s (y, from 0) against position in % of the span (x, 0-100), one
+    line per pass of `passes` (columns ``pass, position_pct, mb_s``). The legend shows each pass's
+    average and its percentage of the clean pass, from `table` (``summary["passes"]``)."""
+    fig, ax = _new_figure(title, subtitle)
+    stats = {str(row["name"]): row for row in table}
+    names = list(dict.fromkeys(passes["pass"].astype(str)))
+    for i, name in enumerate(names):
+        rows = passes[passes["pass"].astype(str) == name]
+        x = rows["position_pct"].to_numpy(np.float64)
+        y = rows["mb_s"].to_numpy(np.float64)
+        row = stats.get(name, {"name": name, "avg_mb_s": float(np.mean(y)) if len(y) else 0.0})
+        colour = PASS_COLOURS[i % len(PASS_COLOURS)]
+        ax.plot(x, y, color=colour, linewidth=1.6, label=_pass_label(row, i == 0), zorder=3 + len(names) - i)
+    ax.set_xlim(0, 100)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}%"))
+    ax.set_xlabel("Position (% of the span, in LBA order)")
+    ax.set_ylabel("Sequential write (MB/s)")
+    _mb_s_axis(ax, float(passes["mb_s"].max()) if len(passes) else 1.0)
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(
+        handles, labels, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False
+    )
+    return fig
+
+
+# -- used vs new -----------------------------------------------------------------------------------
+
+_STATE_NAMES = {"clean": "Clean drive", "used": "Used drive", "used after TRIM": "Used drive after TRIM"}
+_STATE_COLOURS = {"clean": "#059669", "used": "#dc2626", "used after TRIM": "#2563eb"}
+
+
+def _bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(FIGSIZE[0], 1.9 + 0.62 * n), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    fig.suptitle(title, fontsize=13, fontweight="bold")
+    ax.set_title(subtitle, fontsize=9, color="#555555")
+    ax.grid(True, axis="x", color="#d0d0d0", linewidth=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(axis="y", length=0, labelsize=10)
+    return fig, ax
+
+
+def used_vs_new_figure(states: pd.DataFrame, *, title: str, subtitle: str) -> Figure:
+    """Horizontal bars of MB/s per state (clean, used, used after TRIM; columns ``state, mb_s,
+    iops``), first state on top, each labelled with its MB/s and IOPS, like the reviews' tables."""
+    fig, ax = _bar_figure(title, subtitle, len(states))
+    names = [str(s) for s in states["state"]]
+    mb_s = states["mb_s"].to_numpy(np.float64)
+    y = np.arange(len(names))
+    colours = [_STATE_COLOURS.get(n, PASS_COLOURS[i % len(PASS_COLOURS)]) for i, n in enumerate(names)]
+    ax.barh(y, mb_s, height=0.6, color=colours, zorder=3)
+    ax.set_yticks(y, [_STATE_NAMES.get(n, n) for n in names])
+    ax.invert_yaxis()
+    _mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.18, axis="x")
+    clean = mb_s[0] if len(mb_s) and names[0] == "clean" and mb_s[0] > 0 else None
+    for yi, value, iops, name in zip(y, mb_s, states["iops"].to_numpy(np.float64), names):
+        text = f"{value:,.3g} MB/s  ({iops:,.0f} IOPS"
+        text += f", {100 * value / clean:.0f}% of clean)" if clean is not None and name != "clean" else ")"
+        ax.annotate(text, (value, yi), xytext=(5, 0), textcoords="offset points", va="center", fontsize=9,
+                    fontweight="bold", color="#333333")
+    ax.set_xlabel("4 KiB random write (MB/s, higher is better)")
+    return fig
+
+
+# -- worst-case write amplification ----------------------------------------------------------------
+
+
+def wa_figure(
+    *,
+    write_amplification: float,
+    steady_write_amplification: Optional[float] = None,
+    speed_ratio_estimate: Optional[float],
+    clean_mb_s: float,
+    worst_mb_s: float,
+    title: str,
+    subtitle: str,
+    note: Optional[str] = None,
+) -> Figure:
+    """Two horizontal bars: the true write amplification over the torture (NAND ÷ host writes;
+    its label adds `steady_write_amplification`, the last fifth's, when given) and the speed-ratio
+    estimate (clean MB/s ÷ worst MB/s), with a dotted line at 1 (no amplification) and `note`
+    under the chart when the two disagree."""
+    fig, ax = _bar_figure(title, subtitle, 2)
+    if note:
+        fig.set_figheight(fig.get_figheight() + 0.45)
+    labels = [
+        "True WA\n(NAND ÷ host writes)",
+        f"Speed-ratio estimate\n(clean {clean_mb_s:,.3g} ÷ worst {worst_mb_s:,.3g} MB/s)",
+    ]
+    values = [write_amplification, speed_ratio_estimate if speed_ratio_estimate is not None else 0.0]
+    ax.barh([0, 1], values, height=0.55, color=["#2563eb", "#f59e0b"], zorder=3)
+    ax.set_yticks([0, 1], labels)
+    ax.invert_yaxis()
+    _mb_s_axis(ax, max(max(values), 1.0) * (1.6 if steady_write_amplification is not None else 1.12), axis="x")
+    ax.axvline(1.0, color="#777777", linestyle=":", linewidth=1.2, zorder=2)
+    for yi, value in zip((0, 1), (write_amplification, speed_ratio_estimate)):
+        text = f"{value:.2f}×" if value is not None else "n/a"
+        if yi == 0 and steady_write_amplification is not None:
+            text += f"   ({steady_write_amplification:.2f}× over the last fifth, the estimate's window)"
+        ax.annotate(text, (value or 0.0, yi), xytext=(5, 0), textcoords="offset points", va="center",
+                    fontsize=10, fontweight="bold", color="#333333",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
+    ax.set_xlabel("Write amplification (×, lower is better; dotted: 1× = no amplification)")
+    if note:  # supxlabel: the one figure text that constrained layout makes room for
+        fig.supxlabel(textwrap.fill(note, 125), fontsize=9, color="#7a4b00", x=0.5, ha="center",
+                      bbox={"boxstyle": "round,pad=0.4", "facecolor": "#fff7e6", "edgecolor": "#f0c36d"})
+    return fig

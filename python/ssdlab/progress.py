@@ -18,6 +18,7 @@ ProgressCallback = Callable[[int, float, float], Optional[bool]]
 """``callback(step_index, fraction, sim_seconds)``; returning ``False`` or raising stops the run."""
 
 _KIND_TITLES = {"secure_erase": "secure erase", "idle": "idle", "trim": "trim"}
+_LABEL_PREFIXES = {"hdtach:": "pass ", "test:": "random writes, "}
 
 
 def step_title(step: dict[str, Any]) -> str:
@@ -25,6 +26,9 @@ def step_title(step: dict[str, Any]) -> str:
     kind = step.get("step", "?")
     if kind == "run":
         label = str(step.get("workload", {}).get("label", "")) or "workload"
+        for prefix, title in _LABEL_PREFIXES.items():  # the procedures' measuring steps
+            if label.startswith(prefix):
+                return title + label[len(prefix) :]
         return {"random-write": "random writes"}.get(label, label.replace("-", " "))
     return _KIND_TITLES.get(kind, str(kind))
 

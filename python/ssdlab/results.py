@@ -1,4 +1,6 @@
-"""Result directories (docs/results.md): `ConsistencyResult` and safe, atomic saving.
+"""Result directories (docs/results.md): `ConsistencyResult`, the procedure results
+(`HdtachResult` for hdtach and torture, `UsedVsNewResult`, `WorstCaseWaResult`) and safe, atomic
+saving.
 
 A result is saved by writing every file into a hidden staging directory next to the target and
 moving the files in only when all of them are written, so a failure (a full disk, Ctrl-C, a bad
@@ -30,10 +32,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSISTENCY_FILES",
+    "HDTACH_COLUMNS",
+    "HDTACH_FILES",
     "IOPS_COLUMNS",
     "SERIES_COLUMNS",
     "SUMMARY_KEYS",
+    "USED_VS_NEW_COLUMNS",
+    "USED_VS_NEW_FILES",
+    "WA_FILES",
     "ConsistencyResult",
+    "HdtachResult",
+    "UsedVsNewResult",
+    "WorstCaseWaResult",
     "check_output_dir",
 ]
 
@@ -79,6 +89,12 @@ SUMMARY_KEYS = (
 LATENCY_KEYS = ("p50", "p99", "p999", "max", "mean")
 CHART_FILES = ("iops_log.png", "steady_log.png", "steady_linear.png")
 CONSISTENCY_FILES = ("iops.csv", "series.csv", "summary.json", *CHART_FILES)
+
+HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
+HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
+USED_VS_NEW_COLUMNS = ("state", "mb_s", "iops")
+USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
+WA_FILES = ("summary.json", "wa.png")
 
 _MIB = 2**20
 
@@ -338,3 +354,446 @@ class ConsistencyResult:
                 fig.savefig(staging / name)
 
         return _write_atomically(Path(out_dir), write)
+
+
+# -- the procedures: hdtach / torture, used-vs-new, wa ------------------------------------------------
+
+
+def procedure_summary(
+    *,
+    scenario: str,
+    label: str,
+    config: DriveConfig,
+    seed: int,
+    wall_seconds: float,
+    params: Dict[str, Any],
+) -> Dict[str, Any]:
+    """The keys every simulated procedure's summary starts with (docs/results.md): the common keys,
+    the drive's layout and GC settings, then the procedure's parameters as the core ran them."""
+    layout = config.describe()
+    return {
+        "scenario": scenario,
+        "label": label,
+        "drive": config.name,
+        "device": None,
+        "seed": seed,
+        "ssdlab_version": _core.__version__,
+        "wall_seconds": wall_seconds,
+        "user_capacity_bytes": layout["user_capacity_bytes"],
+        "op": layout["op"],
+        "gc_mode": config.ftl.gc_mode,
+        "gc_policy": config.ftl.gc_policy,
+        **params,
+    }
+
+
+def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
+    try:
+        summary: Dict[str, Any] = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SsdlabError(f"cannot read a {scenarios[0]} result from {str(d)!r}: {err}") from None
+    if not isinstance(summary, dict) or summary.get("scenario") not in scenarios:
+        got = summary.get("scenario") if isinstance(summary, dict) else None
+        raise SsdlabError(f"{str(d)!r} holds a {got!r} result, not a {' or '.join(scenarios)} one")
+    return summary
+
+
+def _read_csv(d: Path, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(d / name)
+    except (OSError, ValueError) as err:
+        raise SsdlabError(f"cannot read {name} from {str(d)!r}: {err}") from None
+    if tuple(frame.columns) != columns:
+        raise SsdlabError(f"{str(d / name)!r} has columns {', '.join(frame.columns)}; expected {', '.join(columns)}")
+    return frame
+
+
+def _subtitle(s: Dict[str, Any], how: str) -> str:
+    """A chart subtitle: what the procedure did (`how`), then the drive's layout and seed or the
+    real device; on two lines when one would not fit the chart's width."""
+    size = format_size(int(s["user_capacity_bytes"]))
+    if s.get("device"):
+        drive = f"{size} tested · device {s['device']} · ssdlab {s['ssdlab_version']}"
+    else:
+        drive = (
+            f"{size} user, {100 * s['op']:.1f}% OP, {s['gc_policy']} {s['gc_mode']} GC · seed {s['seed']} · "
+            f"ssdlab {s['ssdlab_version']}"
+        )
+    return f"{how} · {drive}" if len(how) + len(drive) <= 115 else f"{how}\n{drive}"
+
+
+class _ProcedureResult:
+    """What the procedure results share: the summary, the run's config and steps, saving."""
+
+    SCENARIOS: tuple[str, ...] = ()
+    FILES: tuple[str, ...] = ()
+
+    summary: Dict[str, Any]
+    config: Optional[DriveConfig]
+    steps: List[StepResult]
+
+    @property
+    def label(self) -> str:
+        return str(self.summary["label"])
+
+    def subtitle(self) -> str:  # pragma: no cover - every result overrides it
+        raise NotImplementedError
+
+    def charts(self) -> Dict[str, Figure]:  # pragma: no cover - every result overrides it
+        raise NotImplementedError
+
+    def _write_frames(self, staging: Path) -> None:
+        """Writes the result's CSV files (none by default)."""
+
+    def save(self, out_dir: PathLike) -> Path:
+        """Writes the result directory (docs/results.md) atomically; returns its path.
+
+        Existing files of the same names in `out_dir` are replaced; other files are left alone.
+        """
+
+        def write(staging: Path) -> None:
+            self._write_frames(staging)
+            text = json.dumps(_plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
+            (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
+            for name, fig in self.charts().items():
+                fig.savefig(staging / name)
+
+        return _write_atomically(Path(out_dir), write)
+
+
+class HdtachResult(_ProcedureResult):
+    """An HD Tach-style run: ``hdtach`` (a clean pass, optionally one after torture) or ``torture``
+    (performance over time & TRIM) (docs/results.md, section *hdtach and torture*).
+
+    Attributes:
+        passes: DataFrame ``pass, position_pct, mb_s``: one row per 0.5 % position bucket of each
+            sequential pass, passes in run order; `position_pct` is the bucket's midpoint (0.25,
+            0.75, ... 99.75).
+        summary: the figures of ``summary.json``; ``summary["passes"]`` lists ``{name, avg_mb_s,
+            min_mb_s, pct_of_clean}`` per pass.
+        config: the simulated `DriveConfig` (None for a loaded or real-device result).
+        steps: the `StepResult` of every step (empty for a loaded result).
+    """
+
+    SCENARIOS = ("hdtach", "torture")
+    FILES = HDTACH_FILES
+
+    def __init__(
+        self,
+        passes: pd.DataFrame,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.passes = passes
+        self.summary = summary
+        self.config = config
+        self.steps = list(steps or [])
+
+    def __repr__(self) -> str:
+        rows = "; ".join(
+            f"{p['name']} {p['avg_mb_s']:.1f} MB/s ({_pct(p.get('pct_of_clean'))})" for p in self.summary["passes"]
+        )
+        return f"<HdtachResult {self.label!r}: {rows}>"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """One row per pass: ``name, avg_mb_s, min_mb_s, pct_of_clean`` (MB/s are 10^6 bytes/s)."""
+        return pd.DataFrame(self.summary["passes"], columns=["name", "avg_mb_s", "min_mb_s", "pct_of_clean"])
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        scenario: str,
+        label: str,
+        config: DriveConfig,
+        steps: List[StepResult],
+        core_summary: Dict[str, Any],
+        params: Dict[str, Any],
+        seed: int,
+        wall_seconds: float,
+    ) -> HdtachResult:
+        """Assembles the result of a finished run (see `ssdlab.procedures`)."""
+        frames, table = [], []
+        for p in core_summary["passes"]:
+            curve = np.asarray(p["curve"], dtype=np.float64)
+            n = len(curve)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "pass": p["name"],
+                        "position_pct": (np.arange(n, dtype=np.float64) + 0.5) * 100.0 / max(n, 1),
+                        "mb_s": curve,
+                    }
+                )
+            )
+            table.append(
+                {
+                    "name": p["name"],
+                    "avg_mb_s": p["avg_mb_s"],
+                    "min_mb_s": p["min_mb_s"],
+                    "pct_of_clean": p["pct_of_clean"],
+                }
+            )
+        if not frames:
+            raise SsdlabError(f"the {scenario} run returned no HD Tach pass")
+        passes = pd.concat(frames, ignore_index=True)
+        summary = procedure_summary(
+            scenario=scenario, label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
+        )
+        summary["passes"] = table
+        if "torture_write_amplification" in core_summary:
+            summary["torture_write_amplification"] = core_summary["torture_write_amplification"]
+        return cls(passes, _plain(summary), config=config, steps=steps)
+
+    @classmethod
+    def load(cls, directory: PathLike) -> HdtachResult:
+        """Reads a saved hdtach or torture result directory back (without its config and steps)."""
+        d = Path(directory)
+        summary = _read_summary(d, cls.SCENARIOS)
+        passes = _read_csv(d, "hdtach.csv", HDTACH_COLUMNS)
+        passes["pass"] = passes["pass"].astype(str)
+        return cls(passes, summary)
+
+    def subtitle(self) -> str:
+        s = self.summary
+        block, qd = s.get("block_bytes"), s.get("queue_depth")
+        how = f"{format_size(int(block))} sequential writes at QD{qd}" if block and qd else "sequential writes"
+        return _subtitle(s, f"{how} over the whole span")
+
+    def charts(self) -> Dict[str, Figure]:
+        """``hdtach.png``: MB/s against position, one line per pass."""
+        from ssdlab.plots import hdtach_figure
+
+        figure = hdtach_figure(self.passes, self.summary["passes"], title=self.label, subtitle=self.subtitle())
+        return {"hdtach.png": figure}
+
+    def _write_frames(self, staging: Path) -> None:
+        self.passes.to_csv(staging / "hdtach.csv", index=False, float_format="%.10g")
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.0f}% of clean"
+
+
+class UsedVsNewResult(_ProcedureResult):
+    """Used vs new: 4 KiB random-write speed on a clean drive, a used one (full of data deleted
+    without TRIM) and the used one after TRIM (docs/results.md, section *used-vs-new*).
+
+    Attributes:
+        states: DataFrame ``state, mb_s, iops``, rows ``clean``, ``used``, ``used after TRIM``.
+        summary: the figures of ``summary.json``; ``summary["states"]`` has the same rows (plus
+            each state's write amplification).
+        config, steps: as for `HdtachResult`.
+    """
+
+    SCENARIOS = ("used-vs-new",)
+    FILES = USED_VS_NEW_FILES
+
+    def __init__(
+        self,
+        states: pd.DataFrame,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.states = states
+        self.summary = summary
+        self.config = config
+        self.steps = list(steps or [])
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r.state} {r.mb_s:.2f} MB/s" for r in self.states.itertuples())
+        return f"<UsedVsNewResult {self.label!r}: {rows}>"
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        label: str,
+        config: DriveConfig,
+        steps: List[StepResult],
+        core_summary: Dict[str, Any],
+        params: Dict[str, Any],
+        seed: int,
+        wall_seconds: float,
+    ) -> UsedVsNewResult:
+        """Assembles the result of a finished run (see `ssdlab.procedures.used_vs_new`)."""
+        rows = [
+            {"state": r["state"], "mb_s": r["mb_s"], "iops": r["iops"], "write_amplification": r["write_amplification"]}
+            for r in core_summary["states"]
+        ]
+        states = pd.DataFrame(rows, columns=[*USED_VS_NEW_COLUMNS, "write_amplification"])
+        summary = procedure_summary(
+            scenario="used-vs-new",
+            label=label,
+            config=config,
+            seed=seed,
+            wall_seconds=wall_seconds,
+            params={**params, "test_span_bytes": core_summary["test_span_bytes"]},
+        )
+        summary["states"] = rows
+        return cls(states[list(USED_VS_NEW_COLUMNS)], _plain(summary), config=config, steps=steps)
+
+    @classmethod
+    def load(cls, directory: PathLike) -> UsedVsNewResult:
+        """Reads a saved used-vs-new result directory back (without its config and steps)."""
+        d = Path(directory)
+        summary = _read_summary(d, cls.SCENARIOS)
+        states = _read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS)
+        states["state"] = states["state"].astype(str)
+        return cls(states, summary)
+
+    def subtitle(self) -> str:
+        s = self.summary
+        how = (
+            f"4 KiB random writes, QD{s['queue_depth']}, {s['duration_s']:g} s over "
+            f"{format_size(int(s['test_span_bytes']))} after a {s['os_pct']:g}% OS area"
+        )
+        return _subtitle(s, how)
+
+    def charts(self) -> Dict[str, Figure]:
+        """``used_vs_new.png``: MB/s per state, as bars."""
+        from ssdlab.plots import used_vs_new_figure
+
+        return {"used_vs_new.png": used_vs_new_figure(self.states, title=self.label, subtitle=self.subtitle())}
+
+    def _write_frames(self, staging: Path) -> None:
+        self.states.to_csv(staging / "used_vs_new.csv", index=False, float_format="%.10g")
+
+
+def _steady_wa(steps: List[StepResult], torture_minutes: float) -> Optional[float]:
+    """NAND ÷ host writes over the last fifth of the torture: the window of the core's
+    `worst_mb_s` (scenario/wa.rs), so that it compares with the speed-ratio estimate."""
+    torture = next((s for s in reversed(steps) if s.series is not None), None)
+    if torture is None or torture.series is None or torture.interval_s != 1.0:
+        return None
+    seconds = min(math.ceil(torture_minutes * 60.0), len(torture.series))
+    window = torture.series.iloc[seconds - seconds // 5 : seconds]
+    host = float(window["host_units"].sum())
+    return float(window["nand_units"].sum()) / host if host > 0 else None
+
+
+class WorstCaseWaResult(_ProcedureResult):
+    """Estimated worst-case write amplification: the true NAND/host ratio over a torture next to the
+    speed-ratio estimate (clean MB/s ÷ worst MB/s) (docs/results.md, section *wa*).
+
+    Attributes:
+        summary: the figures of ``summary.json`` (``write_amplification``, ``speed_ratio_estimate``,
+            ``clean_mb_s``, ``worst_mb_s``, ``compressibility``, ...).
+        config, steps: as for `HdtachResult`.
+    """
+
+    SCENARIOS = ("wa",)
+    FILES = WA_FILES
+
+    def __init__(
+        self,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.summary = summary
+        self.config = config
+        self.steps = list(steps or [])
+
+    def __repr__(self) -> str:
+        s = self.summary
+        est = s["speed_ratio_estimate"]
+        return (
+            f"<WorstCaseWaResult {self.label!r}: WA {s['write_amplification']:.2f}, speed-ratio estimate "
+            f"{'n/a' if est is None else f'{est:.2f}'}>"
+        )
+
+    @property
+    def write_amplification(self) -> float:
+        """NAND writes ÷ host writes over the torture."""
+        return float(self.summary["write_amplification"])
+
+    @property
+    def speed_ratio_estimate(self) -> Optional[float]:
+        """Clean MB/s ÷ worst MB/s (None if the drive wrote nothing at the end)."""
+        est = self.summary["speed_ratio_estimate"]
+        return None if est is None else float(est)
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        label: str,
+        config: DriveConfig,
+        steps: List[StepResult],
+        core_summary: Dict[str, Any],
+        params: Dict[str, Any],
+        seed: int,
+        wall_seconds: float,
+    ) -> WorstCaseWaResult:
+        """Assembles the result of a finished run (see `ssdlab.procedures.worst_case_wa`)."""
+        summary = procedure_summary(
+            scenario="wa", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
+        )
+        summary["compression"] = config.ftl.compression
+        summary["write_amplification"] = core_summary["write_amplification"]
+        summary["steady_write_amplification"] = _steady_wa(steps, float(params["torture_minutes"]))
+        for key in ("speed_ratio_estimate", "clean_mb_s", "worst_mb_s"):
+            summary[key] = core_summary[key]
+        return cls(_plain(summary), config=config, steps=steps)
+
+    @classmethod
+    def load(cls, directory: PathLike) -> WorstCaseWaResult:
+        """Reads a saved wa result directory back (without its config and steps)."""
+        return cls(_read_summary(Path(directory), cls.SCENARIOS))
+
+    def subtitle(self) -> str:
+        s = self.summary
+        c = s["compressibility"]
+        data = "incompressible data" if c >= 1 else f"data compressible to {100 * c:g}%"
+        how = f"sequential fill, then {s['torture_minutes']:g} min of 4 KiB random writes at QD32, {data}"
+        return _subtitle(s, how)
+
+    def note(self) -> Optional[str]:
+        """A sentence on why the estimate disagrees with the true WA of the same window (the last
+        fifth of the torture), when they differ by more than 20 %; None when they agree."""
+        s = self.summary
+        est = s["speed_ratio_estimate"]
+        wa = s.get("steady_write_amplification") or s["write_amplification"]
+        if est is None:
+            return "No host writes completed in the last fifth of the torture, so there is no speed-ratio estimate."
+        if not wa or 1 / 1.2 <= est / wa <= 1.2:
+            return None
+        if s.get("compression") and s["compressibility"] < 1:
+            return (
+                f"The drive compresses data as it writes it: NAND receives {wa:.2f}× the host's bytes, but the "
+                f"write speed barely changes (ratio {est:.2f}×), so the speed ratio cannot see the saving."
+            )
+        if est > wa:
+            return (
+                f"The speed ratio overstates the WA of the same window by {100 * (est / wa - 1):.0f}%: the "
+                "worst-case speed also pays for GC's page reads and block erases, not only for its extra writes."
+            )
+        return (
+            f"The speed ratio understates the WA of the same window by {100 * (1 - est / wa):.0f}%: part of "
+            "the GC work did not slow the host's writes (background GC or buffering)."
+        )
+
+    def charts(self) -> Dict[str, Figure]:
+        """``wa.png``: the true WA and the speed-ratio estimate as two bars."""
+        from ssdlab.plots import wa_figure
+
+        s = self.summary
+        return {
+            "wa.png": wa_figure(
+                write_amplification=float(s["write_amplification"]),
+                steady_write_amplification=s.get("steady_write_amplification"),
+                speed_ratio_estimate=self.speed_ratio_estimate,
+                clean_mb_s=float(s["clean_mb_s"]),
+                worst_mb_s=float(s["worst_mb_s"]),
+                title=self.label,
+                subtitle=self.subtitle(),
+                note=self.note(),
+            )
+        }

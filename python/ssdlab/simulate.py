@@ -220,6 +220,19 @@ class Simulator:
             callback.close()
         return [_step_result(j, s) for j, s in outputs], json.loads(summary)
 
+    def _run_procedure(
+        self, name: str, params: Dict[str, Any], planned: Sequence[Dict[str, Any]], progress: Progress
+    ) -> tuple[List[StepResult], Dict[str, Any]]:
+        """Runs the core's procedure `name` (see `ssdlab.procedures`); `planned` are its steps for
+        the progress bars. The core checks every step before the first callback."""
+        params_json = _to_json(params, f"{name} parameters")
+        callback = _Callback(progress, list(planned))
+        try:
+            outputs, summary = self._core.run_procedure(name, params_json, callback)
+        finally:
+            callback.close()
+        return [_step_result(j, s) for j, s in outputs], json.loads(summary)
+
 
 @dataclass(frozen=True)
 class ConsistencyDefaults:

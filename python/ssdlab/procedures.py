@@ -1,0 +1,410 @@
+"""The reviewers' other procedures on a simulated drive: HD Tach passes, performance over time &
+TRIM (torture), used vs new, and estimated worst-case write amplification.
+
+Each function checks its arguments, runs the core's procedure (``crates/ssdlab/src/scenario/``)
+with the GIL released, and returns a result that saves a result directory (docs/results.md).
+
+    >>> import ssdlab
+    >>> drive = ssdlab.load_preset("idle-gc").with_user_capacity("8GiB")
+    >>> result = ssdlab.torture(drive, torture_minutes=5, idle_minutes=10, pass_after_torture=False)
+    >>> [p["name"] for p in result.summary["passes"]]
+    ['clean', 'after 5 min torture, 10 min idle', 'after TRIM']
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+from ssdlab.config import DriveConfig
+from ssdlab.errors import SsdlabError
+from ssdlab.results import HdtachResult, UsedVsNewResult, WorstCaseWaResult
+from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
+from ssdlab.sizes import format_size, parse_size
+
+__all__ = [
+    "HDTACH_BLOCK_BYTES",
+    "HDTACH_QD",
+    "POSITION_BUCKETS",
+    "PROCEDURES",
+    "hdtach",
+    "procedure_steps",
+    "torture",
+    "used_vs_new",
+    "worst_case_wa",
+]
+
+PROCEDURES = ("hdtach", "torture", "used-vs-new", "wa")
+"""The procedures' names, as the core and the command line spell them."""
+
+HDTACH_BLOCK_BYTES = 128 * 1024
+"""Request size of an HD Tach pass (the core's `HdTach::default().block_bytes`)."""
+HDTACH_QD = 1
+"""Queue depth of an HD Tach pass."""
+POSITION_BUCKETS = 200
+"""Positions recorded per pass: one per 0.5 % of the span (the core's `hdtach::BUCKETS`)."""
+
+_UNIT = 4096
+_FILL_BLOCK = 128 * 1024  # the core's fill request size (used_vs_new.rs BLOCK)
+
+Config = Union[DriveConfig, str, None]
+
+
+# -- argument checks -------------------------------------------------------------------------------
+
+
+def _flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise SsdlabError(f"{what} must be True or False, got {value!r}")
+    return value
+
+
+def _actions(then: Any) -> List[str]:
+    """`then` as a list of actions; a string is split at commas (``"pass,idle:120,pass"``)."""
+    if isinstance(then, str):
+        return [a.strip() for a in then.split(",")] if then.strip() else []
+    if not isinstance(then, Sequence) or not all(isinstance(a, str) for a in then):
+        raise SsdlabError(f"then must be a list of actions such as ['pass', 'idle:120'], got {then!r}")
+    return [a.strip() for a in then]
+
+
+def _pass_params(block_size: Any, qd: Any) -> Dict[str, Any]:
+    return {
+        "block_bytes": parse_size(block_size, what="pass block size"),
+        "queue_depth": _whole(qd, "pass queue depth"),
+    }
+
+
+def _check_pass_span(cfg: DriveConfig, block_bytes: int) -> None:
+    """Refuses a drive too small for an HD Tach pass: every 0.5 % bucket needs a request."""
+    span = cfg.describe()["user_capacity_bytes"] // _UNIT * _UNIT
+    if block_bytes and span // block_bytes < POSITION_BUCKETS:
+        need = POSITION_BUCKETS * block_bytes
+        raise SsdlabError(
+            f"the drive's {format_size(span)} user span is too small for an HD Tach pass: its {POSITION_BUCKETS} "
+            f"position buckets need at least {format_size(need)} ({POSITION_BUCKETS} requests of "
+            f"{format_size(block_bytes)}); use a larger capacity"
+        )
+
+
+def _hdtach_params(torture_minutes: Any, compressibility: Any, block_size: Any, qd: Any) -> Dict[str, Any]:
+    return {
+        "torture_minutes": _number(torture_minutes, "torture minutes"),
+        "compressibility": _number(compressibility, "compressibility"),
+        **_pass_params(block_size, qd),
+    }
+
+
+def _torture_params(
+    torture_minutes: Any,
+    idle_minutes: Any,
+    pass_after_torture: Any,
+    then: Any,
+    trim: Any,
+    compressibility: Any,
+    block_size: Any,
+    qd: Any,
+) -> Dict[str, Any]:
+    return {
+        "torture_minutes": _number(torture_minutes, "torture minutes"),
+        "idle_minutes": _number(idle_minutes, "idle minutes"),
+        "pass_after_torture": _flag(pass_after_torture, "pass_after_torture"),
+        "then": _actions(then),
+        "trim": _flag(trim, "trim"),
+        "compressibility": _number(compressibility, "compressibility"),
+        **_pass_params(block_size, qd),
+    }
+
+
+def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any) -> Dict[str, Any]:
+    span = 0
+    if test_span is not None:
+        span = parse_size(test_span, what="test span")
+        if span < _UNIT:
+            raise SsdlabError(f"the test span must be at least 4 KiB, got {test_span!r}; leave it out for the default")
+    return {
+        "test_span_bytes": span,
+        "duration_s": _number(duration_s, "duration"),
+        "queue_depth": _whole(qd, "queue depth"),
+        "os_pct": _number(os_pct, "OS area percentage"),
+    }
+
+
+def _wa_params(torture_minutes: Any, compressibility: Any) -> Dict[str, Any]:
+    return {
+        "torture_minutes": _number(torture_minutes, "torture minutes"),
+        "compressibility": _number(compressibility, "compressibility"),
+    }
+
+
+# -- the core's step lists, for progress bars ------------------------------------------------------
+
+
+def _minutes(m: float) -> str:
+    """The core's `minutes_label`: "20 min", "1.5 min"."""
+    return f"{m:.0f} min" if float(m).is_integer() else f"{float(m)!r} min"
+
+
+def _idle_action(action: str) -> Optional[float]:
+    """The minutes of an ``idle:MINUTES`` action, or None for anything else."""
+    if not action.startswith("idle:"):
+        return None
+    try:
+        return float(action[len("idle:") :])
+    except ValueError:
+        return None
+
+
+def _run(label: str, duration_s: Optional[float] = None) -> Dict[str, Any]:
+    workload: Dict[str, Any] = {"label": label}
+    if duration_s is not None:
+        workload["duration_s"] = duration_s
+    return {"step": "run", "workload": workload}
+
+
+def _fill_and_torture(minutes: float) -> List[Dict[str, Any]]:
+    return [{"step": "secure_erase"}, _run("fill"), _run(f"torture {_minutes(minutes)}", minutes * 60.0)]
+
+
+def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
+    """The steps the core runs for procedure `name` with parameters `p` (labels as the core gives
+    them; only the fields progress bars read). Mirrors scenario/{hdtach,torture,used_vs_new,wa}.rs;
+    tests/test_procedures.py checks it against the core's runs."""
+    if name == "hdtach":
+        steps = [{"step": "secure_erase"}, _run("hdtach:clean")]
+        if p["torture_minutes"] != 0:
+            steps += _fill_and_torture(p["torture_minutes"])
+            steps.append(_run(f"hdtach:after {_minutes(p['torture_minutes'])} torture"))
+        return steps
+    if name == "torture":
+        steps = [{"step": "secure_erase"}, _run("hdtach:clean"), *_fill_and_torture(p["torture_minutes"])]
+        history = f"{_minutes(p['torture_minutes'])} torture"
+        if p["pass_after_torture"]:
+            steps.append(_run(f"hdtach:after {history}"))
+            history += ", pass"
+        if p["idle_minutes"] > 0:
+            steps.append({"step": "idle", "seconds": p["idle_minutes"] * 60.0})
+            history += f", {_minutes(p['idle_minutes'])} idle"
+            steps.append(_run(f"hdtach:after {history}"))
+            history += ", pass"
+        for action in p["then"]:
+            if action == "pass":
+                steps.append(_run(f"hdtach:after {history}"))
+                history += ", pass"
+            else:
+                minutes = _idle_action(action)
+                if minutes is None:
+                    continue  # not an action: the core refuses it before running anything
+                steps.append({"step": "idle", "seconds": minutes * 60.0})
+                history += f", {_minutes(minutes)} idle"
+        if p["trim"]:
+            steps += [{"step": "trim"}, _run("hdtach:after TRIM")]
+        return steps
+    if name == "used-vs-new":
+        duration = p["duration_s"]
+        os_bytes = int(user_bytes * p["os_pct"] / 100.0) // _FILL_BLOCK * _FILL_BLOCK
+        steps = [{"step": "secure_erase"}, _run("test:clean", duration), {"step": "secure_erase"}]
+        if os_bytes > 0:
+            steps.append(_run("os and applications"))
+        steps += [
+            _run("data deleted without TRIM"),
+            _run("test:used", duration),
+            {"step": "trim"},
+            _run("test:used after TRIM", duration),
+        ]
+        return steps
+    if name == "wa":
+        return _fill_and_torture(p["torture_minutes"])
+    raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
+
+
+def _params(name: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    """The core's parameters for procedure `name` called with keyword arguments `options`; the
+    defaults are those of the procedure's function."""
+    if name not in _PROCEDURES:
+        raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
+    function, build = _PROCEDURES[name]
+    known = [k for k in inspect.signature(function).parameters if k not in ("config", "seed", "progress", "label")]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise SsdlabError(f"{name} has no option {unknown[0]!r}; its options are {', '.join(known)}")
+    defaults = {k: inspect.signature(function).parameters[k].default for k in known}
+    params: Dict[str, Any] = build(**{**defaults, **options})
+    return params
+
+
+def procedure_steps(name: str, config: Config = None, **options: Any) -> List[Dict[str, Any]]:
+    """The steps procedure `name` (one of `PROCEDURES`) runs with `options` (the keyword arguments
+    of its function), in the core's step format with the core's labels, for inspection and
+    progress bars. Only ``step``, the workload ``label`` and ``duration_s``, and idle ``seconds``
+    are filled in; invalid options that only the core checks are not refused here."""
+    cfg = _resolve_config(config)
+    return _plan(name, _params(name, options), cfg.describe()["user_capacity_bytes"])
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+def _execute(
+    name: str, cfg: DriveConfig, params: Dict[str, Any], seed: int, progress: Progress
+) -> Tuple[List[StepResult], Dict[str, Any], float]:
+    sim = Simulator(cfg, seed)
+    started = time.perf_counter()
+    steps, summary = sim._run_procedure(name, params, _plan(name, params, sim.user_bytes), progress)
+    return steps, summary, time.perf_counter() - started
+
+
+def _compressed(label: str, compressibility: float) -> str:
+    return label if compressibility >= 1 else f"{label}, data compressible to {100 * compressibility:g}%"
+
+
+def hdtach(
+    config: Config = None,
+    *,
+    torture_minutes: float = 0.0,
+    compressibility: float = 1.0,
+    block_size: Union[int, str] = HDTACH_BLOCK_BYTES,
+    qd: int = HDTACH_QD,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> HdtachResult:
+    """HD Tach's write test: secure erase, then one sequential pass over the whole user span in
+    `block_size` requests at queue depth `qd`, recording MB/s at every 0.5 % of the span.
+
+    With `torture_minutes` > 0: then a secure erase, a sequential fill and `torture_minutes` of
+    4 KiB QD32 random writes, and a second pass (``after N min torture``). `compressibility` is the
+    compressed size of the data written as a fraction of its size (1: incompressible; only a
+    compressing drive cares). `progress` and `label` as for `ssdlab.consistency`; the default
+    label is ``"<drive> · HD Tach"``.
+    """
+    cfg = _resolve_config(config)
+    params = _hdtach_params(torture_minutes, compressibility, block_size, qd)
+    seed = _check_seed(seed)
+    _check_pass_span(cfg, params["block_bytes"])
+    steps, core, wall = _execute("hdtach", cfg, params, seed, progress)
+    if label is None:
+        label = f"{cfg.name} · HD Tach"
+        if params["torture_minutes"]:
+            label += f", clean and after {_minutes(params['torture_minutes'])} torture"
+        label = _compressed(label, params["compressibility"])
+    return HdtachResult.from_run(
+        scenario="hdtach", label=label, config=cfg, steps=steps, core_summary=core, params=params, seed=seed,
+        wall_seconds=wall,
+    )
+
+
+def torture(
+    config: Config = None,
+    *,
+    torture_minutes: float = 20.0,
+    idle_minutes: float = 30.0,
+    pass_after_torture: bool = True,
+    then: Union[Sequence[str], str] = (),
+    trim: bool = True,
+    compressibility: float = 1.0,
+    block_size: Union[int, str] = HDTACH_BLOCK_BYTES,
+    qd: int = HDTACH_QD,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> HdtachResult:
+    """Performance over time & TRIM (the Plextor M5S and Corsair Performance Pro reviews).
+
+    1. secure erase and a clean HD Tach pass (the baseline);
+    2. secure erase, a sequential fill, and `torture_minutes` of 4 KiB QD32 random writes;
+    3. a pass (unless `pass_after_torture` is False: a pass rewrites the whole span, which hides
+       what idle time alone does);
+    4. `idle_minutes` of idle time and a pass (skipped when 0);
+    5. the `then` actions in order: ``"pass"`` or ``"idle:MINUTES"`` (a list, or one string such as
+       ``"pass,idle:120,pass"``);
+    6. with `trim`, a TRIM of the whole span (a format) and a last pass.
+
+    Passes are named by what came before them (``after 20 min torture, pass, 30 min idle``).
+    Other arguments as for `hdtach`.
+    """
+    cfg = _resolve_config(config)
+    params = _torture_params(
+        torture_minutes, idle_minutes, pass_after_torture, then, trim, compressibility, block_size, qd
+    )
+    seed = _check_seed(seed)
+    _check_pass_span(cfg, params["block_bytes"])
+    steps, core, wall = _execute("torture", cfg, params, seed, progress)
+    if label is None:
+        label = _compressed(
+            f"{cfg.name} · performance over time & TRIM, {_minutes(params['torture_minutes'])} torture",
+            params["compressibility"],
+        )
+    return HdtachResult.from_run(
+        scenario="torture", label=label, config=cfg, steps=steps, core_summary=core, params=params, seed=seed,
+        wall_seconds=wall,
+    )
+
+
+def used_vs_new(
+    config: Config = None,
+    *,
+    test_span: Union[int, str, None] = None,
+    duration_s: float = 180.0,
+    qd: int = 3,
+    os_pct: float = 20.0,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> UsedVsNewResult:
+    """Used vs new (AnandTech's SSD Anthology method): 4 KiB random writes at queue depth `qd` for
+    `duration_s` seconds over `test_span` bytes, in three states of the drive:
+
+    1. clean: secure erase, then the test;
+    2. used: secure erase, the first `os_pct` percent written as the "OS and applications", the
+       rest filled and deleted without TRIM (the drive still holds it as valid data), the test;
+    3. used after TRIM: the deleted space TRIMmed (as a format does), the test again.
+
+    The test covers `test_span` bytes (a size such as ``"8GB"``) right after the OS area; None
+    takes 8 GB or a quarter of the drive, whichever is smaller. The default label is
+    ``"<drive> · used vs new"``.
+    """
+    cfg = _resolve_config(config)
+    params = _used_vs_new_params(test_span, duration_s, qd, os_pct)
+    seed = _check_seed(seed)
+    steps, core, wall = _execute("used-vs-new", cfg, params, seed, progress)
+    return UsedVsNewResult.from_run(
+        label=label if label is not None else f"{cfg.name} · used vs new",
+        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
+    )
+
+
+def worst_case_wa(
+    config: Config = None,
+    *,
+    torture_minutes: float = 20.0,
+    compressibility: float = 1.0,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> WorstCaseWaResult:
+    """Estimated worst-case write amplification: secure erase, a sequential fill, then
+    `torture_minutes` of 4 KiB QD32 random writes, all of data with `compressibility`.
+
+    Reports the true write amplification over the torture (NAND writes ÷ host writes) next to the
+    estimate reviewers could make from speeds alone: clean MB/s (the first 10 s of the torture) ÷
+    worst MB/s (its last fifth). On a compressing drive with compressible data the true WA falls
+    below 1 while the speed ratio does not. The default label is ``"<drive> · worst-case WA"``.
+    """
+    cfg = _resolve_config(config)
+    params = _wa_params(torture_minutes, compressibility)
+    seed = _check_seed(seed)
+    steps, core, wall = _execute("wa", cfg, params, seed, progress)
+    return WorstCaseWaResult.from_run(
+        label=label if label is not None else _compressed(f"{cfg.name} · worst-case WA", params["compressibility"]),
+        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
+    )
+
+
+_PROCEDURES: Dict[str, Tuple[Any, Any]] = {
+    "hdtach": (hdtach, _hdtach_params),
+    "torture": (torture, _torture_params),
+    "used-vs-new": (used_vs_new, _used_vs_new_params),
+    "wa": (worst_case_wa, _wa_params),
+}
