@@ -8,19 +8,28 @@ from __future__ import annotations
 
 import datetime
 import errno
+import inspect
 import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
-from ssdlab import __version__
+from ssdlab import __version__, procedures
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
-from ssdlab.results import CONSISTENCY_FILES, check_output_dir
+from ssdlab.procedures import procedure_steps
+from ssdlab.results import (
+    CONSISTENCY_FILES,
+    HDTACH_FILES,
+    USED_VS_NEW_FILES,
+    WA_FILES,
+    HdtachResult,
+    check_output_dir,
+)
 from ssdlab.progress import StepBars
 from ssdlab.report import write_report
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
@@ -109,10 +118,10 @@ def _drive_config(drive: Optional[str], drive_file: Optional[str]) -> DriveConfi
     return load_preset(drive if drive is not None else preset_names()[0])
 
 
-def _default_out(drive: str) -> Path:
+def _default_out(drive: str, command: str = "consistency") -> Path:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", drive).strip("-") or "drive"
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"consistency-{safe}-{stamp}"
+    return Path("runs") / f"{command}-{safe}-{stamp}"
 
 
 def _latency(us: float) -> str:
@@ -288,6 +297,392 @@ def consistency_cmd(
     click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.0f} simulated s)")
     if page is not None:
         click.echo(f"Report in {page}")
+
+
+# -- hdtach, torture, used-vs-new, wa --------------------------------------------------------------
+
+
+def _api_default(function: Callable[..., Any], name: str) -> Any:
+    """The default of keyword `name` of an API function: the one home of the procedures' defaults."""
+    return inspect.signature(function).parameters[name].default
+
+
+def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The simulated-drive and output options the procedure commands share with `consistency`."""
+    options = [
+        click.option(
+            "--drive", metavar="NAME", help=f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]"
+        ),
+        click.option(
+            "--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml)."
+        ),
+        click.option(
+            "--capacity", type=Size(), metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; scales the die count."
+        ),
+        click.option(
+            "--op",
+            type=float,
+            metavar="FRACTION",
+            help="Over-provisioning, physical/user - 1 (e.g. 0.28); keeps the NAND, so the user capacity shrinks.",
+        ),
+        click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]"),
+        click.option(
+            "--seed", type=int, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result."
+        ),
+        click.option(
+            "--out",
+            metavar="DIR",
+            help="Result directory (see docs/results.md). [default: runs/<command>-<drive>-<timestamp>]",
+        ),
+        click.option(
+            "--report", is_flag=True, help="Also write an interactive HTML report of the run to DIR/report.html."
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _device_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--device",
+            metavar="PATH",
+            help="Run on a real block device or regular file through fio instead of a simulated drive. DESTRUCTIVE.",
+        ),
+        click.option(
+            "--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file."
+        ),
+        click.option(
+            "--force-signatures",
+            is_flag=True,
+            help="With --device: overwrite even a device or file that carries a filesystem or partition table.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _minutes_option(default: float, help_text: str) -> Callable[..., Any]:
+    return click.option(
+        "--torture-minutes", type=float, default=default, show_default=f"{default:g}", metavar="MINUTES", help=help_text
+    )
+
+
+def _compressibility_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--compressibility",
+        type=float,
+        default=1.0,
+        show_default="1",
+        metavar="C",
+        help="Compressed size of the data written, as a fraction of its size, in (0, 1]; 1 = incompressible "
+        "(only a compressing drive, e.g. --drive compressing, cares).",
+    )(function)
+
+
+def _sim_config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
+                gc: Optional[str]) -> DriveConfig:
+    cfg = _drive_config(drive, drive_file)
+    if gc is not None:
+        cfg = cfg.with_gc_policy(gc)
+    if op is not None:
+        cfg = cfg.with_op(op)
+    if capacity is not None:
+        cfg = cfg.with_user_capacity(capacity)
+    return cfg
+
+
+def _header(cfg: DriveConfig, what: str) -> str:
+    d = cfg.describe()
+    return (
+        f"ssdlab: {cfg.name}, {format_size(d['user_capacity_bytes'])} user, {100 * d['op']:.1f}% OP, "
+        f"{cfg.ftl.gc_policy} {cfg.ftl.gc_mode} GC: {what}"
+    )
+
+
+def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: str, out: Optional[str],
+              quiet: bool, run: Callable[[Any], Any]) -> Tuple[Any, Path]:
+    """Checks the output directory, runs `run(progress)` with bars and a header, saves the result."""
+    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario))
+    progress: Any = False
+    if not quiet:
+        progress = _Progress(_header(cfg, what), StepBars(procedure_steps(scenario, cfg, **options)))
+    try:
+        result = run(progress)
+    finally:
+        if progress:
+            progress.bars.close()
+    return result, result.save(out_dir)
+
+
+def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str]) -> bool:
+    """Writes the report if asked; prints where the files are. Returns False when quiet."""
+    page = write_report([path], path / "report.html") if report else None
+    if quiet:
+        return False
+    extra = ", report.html" if page is not None else ""
+    click.echo(f"Results in {path}{os.sep}: {', '.join(files)}{extra}")
+    click.echo(f"  {result.summary['label']}")
+    return True
+
+
+def _pct_text(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.0f}"
+
+
+def _print_passes(result: Any) -> None:
+    s = result.summary
+    width = max([len("pass")] + [len(p["name"]) for p in s["passes"]])
+    click.echo(f"  {'pass'.ljust(width)}  {'avg MB/s':>9}  {'min MB/s':>9}  {'% of clean':>10}")
+    for p in s["passes"]:
+        click.echo(
+            f"  {p['name'].ljust(width)}  {p['avg_mb_s']:>9,.1f}  {p['min_mb_s']:>9,.1f}  "
+            f"{_pct_text(p['pct_of_clean']):>10}"
+        )
+    wa = s.get("torture_write_amplification")
+    if isinstance(wa, (int, float)) and wa > 0:
+        click.echo(f"  torture WA {wa:.2f} (NAND ÷ host writes)")
+    click.echo(f"  wall time {s['wall_seconds']:.1f}s")
+
+
+def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Optional[int], out: Optional[str],
+                   report: bool, quiet: bool, yes_destroy_data: bool, force_signatures: bool,
+                   what: str, **options: Any) -> None:
+    """`hdtach`/`torture --device PATH`: the procedure on a real device or file through fio
+    (ssdlab.fio.device), saved like a simulated run."""
+    from ssdlab.fio.device import hdtach_on_device, torture_on_device
+
+    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed", "compressibility")
+                if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    if sim_only:
+        flag = "--" + sim_only[0].replace("_", "-")
+        raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(device).name).strip("-") or "device"
+    out_dir = check_output_dir(out if out is not None else _default_out(name, scenario))
+
+    def announce(target: Any) -> None:
+        if not quiet:
+            size = format_size(target.size_bytes)
+            click.echo(f"ssdlab: {device} ({target.name}, {size}): {what}, through fio", err=True)
+
+    run = hdtach_on_device if scenario == "hdtach" else torture_on_device
+    minutes = options.get("torture_minutes") or 0
+    label = f"{Path(device).name} · " + (
+        f"performance over time & TRIM, {minutes:g} min torture" if scenario == "torture"
+        else "HD Tach" + (f", clean and after {minutes:g} min torture" if minutes else "")
+    )
+    measured = run(device, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
+                   out_dir=out_dir, progress=not quiet, on_start=announce, label=label, **options)
+    result = HdtachResult(measured.passes, measured.summary)
+    path = result.save(out_dir)
+    if not quiet:
+        for note in result.summary.get("notes", []):
+            click.echo(f"ssdlab: note: {note}", err=True)
+    if _finish(result, path, report, quiet, HDTACH_FILES):
+        _print_passes(result)
+
+
+@cli.command("hdtach")
+@_minutes_option(
+    _api_default(procedures.hdtach, "torture_minutes"),
+    "Minutes of 4 KiB QD32 random writes (after a sequential fill) before a second pass; 0: the clean pass only.",
+)
+@_compressibility_option
+@_sim_options
+@_device_options
+@click.pass_context
+def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: float, drive: Optional[str],
+               drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int,
+               out: Optional[str], report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
+               force_signatures: bool) -> None:
+    """HD Tach's write test: sequential 128 KiB writes over the whole span, MB/s by position.
+
+    Secure erase and a clean pass; with --torture-minutes, then a secure erase, a sequential fill,
+    that many minutes of 4 KiB random writes at QD32, and a second pass. Writes hdtach.csv,
+    summary.json and hdtach.png (one line per pass) to the result directory.
+
+    With --device, the same passes run on a real block device or file through fio, with the
+    safety checks of `ssdlab consistency --device`.
+    """
+    what = "HD Tach pass" + (f", {torture_minutes:g} min torture, pass" if torture_minutes else "")
+    if device is not None:
+        _device_hdtach(ctx, "hdtach", device, capacity, out, report, quiet, yes_destroy_data, force_signatures,
+                       what, torture_minutes=torture_minutes)
+        return
+    _no_device_flags(yes_destroy_data, force_signatures)
+    cfg = _sim_config(drive, drive_file, capacity, op, gc)
+    options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
+    result, path = _simulate(cfg, "hdtach", options, what, out, quiet,
+                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options))
+    if _finish(result, path, report, quiet, HDTACH_FILES):
+        _print_passes(result)
+
+
+def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
+    if yes_destroy_data or force_signatures:
+        raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
+
+
+@cli.command("torture")
+@_minutes_option(
+    _api_default(procedures.torture, "torture_minutes"),
+    "Minutes of 4 KiB QD32 random writes after the sequential fill.",
+)
+@click.option(
+    "--idle-minutes",
+    type=float,
+    default=_api_default(procedures.torture, "idle_minutes"),
+    show_default=f"{_api_default(procedures.torture, 'idle_minutes'):g}",
+    metavar="MINUTES",
+    help="Idle minutes after the torture (and its pass), then a pass; 0 skips them.",
+)
+@click.option(
+    "--pass-after-torture/--no-pass-after-torture",
+    default=_api_default(procedures.torture, "pass_after_torture"),
+    show_default=True,
+    help="Run a pass right after the torture. A pass rewrites the whole span, so leave it out to see what "
+    "idle time alone does.",
+)
+@click.option(
+    "--then",
+    "then",
+    metavar="ACTIONS",
+    default="",
+    help='Further actions after the idle pass, comma-separated: "pass" or "idle:MINUTES", e.g. "pass,idle:120,pass".',
+)
+@click.option(
+    "--trim/--no-trim",
+    default=_api_default(procedures.torture, "trim"),
+    show_default=True,
+    help="Finish with a TRIM of the whole span (a format) and a last pass.",
+)
+@_compressibility_option
+@_sim_options
+@_device_options
+@click.pass_context
+def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float, pass_after_torture: bool, then: str,
+                trim: bool, compressibility: float, drive: Optional[str], drive_file: Optional[str],
+                capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
+                report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
+                force_signatures: bool) -> None:
+    """Performance over time & TRIM: HD Tach passes before and after torture, idle time and TRIM.
+
+    A clean pass; a secure erase, a sequential fill and --torture-minutes of 4 KiB random writes at
+    QD32; a pass; --idle-minutes idle and a pass; the --then actions; a TRIM of the whole span and
+    a last pass. Each pass is named by what came before it. Writes hdtach.csv, summary.json and
+    hdtach.png to the result directory.
+
+    With --device, the same steps run on a real block device or file through fio (idle time is
+    real time), with the safety checks of `ssdlab consistency --device`.
+    """
+    actions = [a.strip() for a in then.split(",")] if then.strip() else []
+    what = f"{torture_minutes:g} min torture" + (", pass" if pass_after_torture else "")
+    if idle_minutes > 0:
+        what += f", {idle_minutes:g} min idle, pass"
+    what += "".join(f", {a[len('idle:'):]} min idle" if a.startswith("idle:") else f", {a}" for a in actions)
+    what += ", TRIM, pass" if trim else ""
+    options = {"torture_minutes": torture_minutes, "idle_minutes": idle_minutes,
+               "pass_after_torture": pass_after_torture, "then": actions, "trim": trim}
+    if device is not None:
+        _device_hdtach(ctx, "torture", device, capacity, out, report, quiet, yes_destroy_data, force_signatures,
+                       what, **options)
+        return
+    _no_device_flags(yes_destroy_data, force_signatures)
+    cfg = _sim_config(drive, drive_file, capacity, op, gc)
+    options["compressibility"] = compressibility
+    result, path = _simulate(cfg, "torture", options, what, out, quiet,
+                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options))
+    if _finish(result, path, report, quiet, HDTACH_FILES):
+        _print_passes(result)
+
+
+@cli.command("used-vs-new")
+@click.option(
+    "--test-span",
+    type=Size(),
+    metavar="SIZE",
+    help="Bytes the random writes cover, after the OS area. [default: 8 GB or a quarter of the drive, the smaller]",
+)
+@click.option("--duration", type=float, default=_api_default(procedures.used_vs_new, "duration_s"),
+              show_default=f"{_api_default(procedures.used_vs_new, 'duration_s'):g}",
+              metavar="SECONDS", help="Simulated seconds of random writes in each state.")
+@click.option("--qd", type=int, default=_api_default(procedures.used_vs_new, "qd"), show_default=True, metavar="N",
+              help="Queue depth of the random writes.")
+@click.option("--os-pct", type=float, default=_api_default(procedures.used_vs_new, "os_pct"),
+              show_default=f"{_api_default(procedures.used_vs_new, 'os_pct'):g}",
+              metavar="PCT", help="Percent of the drive holding the 'OS and applications' (valid, never deleted).")
+@_sim_options
+def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: float, drive: Optional[str],
+                    drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str],
+                    seed: int, out: Optional[str], report: bool, quiet: bool) -> None:
+    """Used vs new: 4 KiB random-write speed clean, used, and used after TRIM.
+
+    Clean: secure erase, then the random writes. Used: secure erase, an OS area of --os-pct
+    percent, the rest filled and deleted without TRIM, the random writes. Used after TRIM: the
+    deleted space TRIMmed, the random writes again. Writes used_vs_new.csv, summary.json and
+    used_vs_new.png (bars) to the result directory.
+    """
+    cfg = _sim_config(drive, drive_file, capacity, op, gc)
+    options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct}
+    what = f"{duration:g} s of 4 KiB random writes at QD{qd} clean, used, used after TRIM"
+    result, path = _simulate(cfg, "used-vs-new", options, what, out, quiet,
+                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options))
+    if not _finish(result, path, report, quiet, USED_VS_NEW_FILES):
+        return
+    states = result.summary["states"]
+    width = max([len("state")] + [len(r["state"]) for r in states])
+    clean = next((r["mb_s"] for r in states if r["state"] == "clean"), None)
+    click.echo(f"  {'state'.ljust(width)}  {'MB/s':>8}  {'IOPS':>9}  {'% of clean':>10}  {'WA':>5}")
+    for r in states:
+        pct = 100 * r["mb_s"] / clean if clean else None
+        click.echo(
+            f"  {r['state'].ljust(width)}  {r['mb_s']:>8,.2f}  {r['iops']:>9,.0f}  {_pct_text(pct):>10}  "
+            f"{r['write_amplification']:>5.2f}"
+        )
+    click.echo(f"  wall time {result.summary['wall_seconds']:.1f}s")
+
+
+@cli.command("wa")
+@_minutes_option(_api_default(procedures.worst_case_wa, "torture_minutes"),
+                 "Minutes of 4 KiB QD32 random writes after the sequential fill.")
+@_compressibility_option
+@_sim_options
+def wa_cmd(torture_minutes: float, compressibility: float, drive: Optional[str], drive_file: Optional[str],
+           capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
+           report: bool, quiet: bool) -> None:
+    """Estimated worst-case write amplification: true NAND/host ratio vs the speed-ratio estimate.
+
+    Secure erase, a sequential fill, then --torture-minutes of 4 KiB random writes at QD32. The
+    true WA (NAND writes ÷ host writes) is set next to the estimate from speeds alone (clean MB/s
+    in the first 10 s ÷ worst MB/s in the last fifth). Writes summary.json and wa.png.
+    """
+    cfg = _sim_config(drive, drive_file, capacity, op, gc)
+    options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
+    what = f"fill, {torture_minutes:g} min torture"
+    if compressibility != 1:
+        what += f", data compressible to {compressibility:g}"
+    result, path = _simulate(cfg, "wa", options, what, out, quiet,
+                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options))
+    if not _finish(result, path, report, quiet, WA_FILES):
+        return
+    s = result.summary
+    steady = s.get("steady_write_amplification")
+    est = s["speed_ratio_estimate"]
+    click.echo(
+        f"  true WA (NAND ÷ host)   {s['write_amplification']:>7.2f}"
+        + (f"   ({steady:.2f} over the last fifth)" if steady is not None else "")
+    )
+    click.echo(
+        f"  speed-ratio estimate    {('%.2f' % est) if est is not None else 'n/a':>7}   "
+        f"(clean {s['clean_mb_s']:,.1f} MB/s ÷ worst {s['worst_mb_s']:,.1f} MB/s)"
+    )
+    note = result.note()
+    if note:
+        click.echo(f"  note: {note}")
+    click.echo(f"  wall time {s['wall_seconds']:.1f}s")
 
 
 # -- report ----------------------------------------------------------------------------------------
