@@ -185,7 +185,9 @@ impl Default for DriveConfig {
     fn default() -> Self {
         DriveConfig {
             name: "mlc-256".into(),
-            description: "2013-class 256 GB MLC consumer SSD: 8 ch x 4 dies, 7% OP, greedy on-demand GC".into(),
+            description:
+                "2013-class 256 GB MLC consumer SSD: 8 ch x 4 dies, 7% OP, greedy on-demand GC"
+                    .into(),
             geometry: Geometry::default(),
             timing: Timing::default(),
             host: HostInterface::default(),

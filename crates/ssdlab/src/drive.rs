@@ -153,6 +153,12 @@ impl Drive {
         self.ftl.counters()
     }
 
+    /// The running totals behind the per-interval series.
+    #[inline]
+    pub fn tally(&self) -> crate::ftl::Tally {
+        self.ftl.tally()
+    }
+
     /// The host's clock: when the last step ended.
     pub fn now(&self) -> SimTime {
         self.now

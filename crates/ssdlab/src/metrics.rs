@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::drive::IoKind;
-use crate::ftl::Counters;
+use crate::ftl::Tally;
 
 /// The percentiles fio reports by default, plus 99.99.
 pub const PERCENTILES: [f64; 18] = [
@@ -54,13 +54,31 @@ impl Series {
     }
 
     /// Adds the counter growth `delta` caused by an IO submitted `since_start_ns` into the phase.
+    /// NAND and GC figures are accumulated in allocation slots; [`Series::finish`] turns them
+    /// into units.
     #[inline]
-    pub fn caused(&mut self, since_start_ns: u64, delta: &Counters) {
+    pub fn caused(&mut self, since_start_ns: u64, before: &Tally, after: &Tally) {
         let i = (since_start_ns / self.interval_ns) as usize;
-        bump(&mut self.host_units, i, delta.host_write_units);
-        bump(&mut self.nand_units, i, delta.nand_write_units);
-        bump(&mut self.gc_units, i, delta.gc_write_units);
-        bump(&mut self.erases, i, delta.erases);
+        if i >= self.host_units.len() {
+            let n = i + 1;
+            for v in [&mut self.host_units, &mut self.nand_units, &mut self.gc_units, &mut self.erases] {
+                v.resize(n, 0);
+            }
+        }
+        self.host_units[i] += after.host_write_units - before.host_write_units;
+        self.nand_units[i] += after.nand_write_slots - before.nand_write_slots;
+        self.gc_units[i] += after.gc_write_slots - before.gc_write_slots;
+        self.erases[i] += after.erases - before.erases;
+    }
+
+    /// Pads or cuts every series to `n` intervals and converts slot counts to units.
+    pub fn finish(&mut self, n: usize, slots_per_unit: u32) {
+        self.resize(n);
+        if slots_per_unit > 1 {
+            for v in [&mut self.nand_units, &mut self.gc_units] {
+                v.iter_mut().for_each(|x| *x /= u64::from(slots_per_unit));
+            }
+        }
     }
 
     /// Pads or cuts every series to `n` intervals.

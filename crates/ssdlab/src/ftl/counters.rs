@@ -26,6 +26,17 @@ pub struct Counters {
     pub free_block_samples_sum: u64,
 }
 
+/// The four running totals the per-interval series needs, cheap to read after every request.
+/// NAND and GC writes are in allocation slots (see [`Tally::slots_per_unit`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub host_write_units: u64,
+    pub nand_write_slots: u64,
+    pub gc_write_slots: u64,
+    pub erases: u64,
+    pub slots_per_unit: u32,
+}
+
 impl Counters {
     /// `self − earlier`, field by field.
     #[must_use]

@@ -19,7 +19,7 @@ mod mapping;
 
 use std::collections::VecDeque;
 
-pub use counters::Counters;
+pub use counters::{Counters, Tally};
 pub use mapping::Mapping;
 
 use crate::config::{DriveConfig, GcMode, IdleGc, Striping};
@@ -194,6 +194,18 @@ impl Ftl {
         c.nand_write_units = self.nand_write_slots / u64::from(self.slots_per_unit);
         c.gc_write_units = self.gc_write_slots / u64::from(self.slots_per_unit);
         c
+    }
+
+    /// The running totals behind the per-interval series.
+    #[inline]
+    pub fn tally(&self) -> Tally {
+        Tally {
+            host_write_units: self.counters.host_write_units,
+            nand_write_slots: self.nand_write_slots,
+            gc_write_slots: self.gc_write_slots,
+            erases: self.counters.erases,
+            slots_per_unit: self.slots_per_unit,
+        }
     }
 
     pub fn timelines(&self) -> &Timelines {

@@ -43,7 +43,7 @@ impl Workload {
         let end_time = plan.end.map(|d| start + d);
         let mut slots: BinaryHeap<Reverse<SimTime>> =
             (0..self.queue_depth).map(|_| Reverse(start)).collect();
-        let mut before = counters_before;
+        let mut before = drive.tally();
         let buckets = u64::from(self.position_buckets);
         let mut position_done = vec![0u64; buckets as usize];
         let mut steady_at: Option<f64> = None;
@@ -119,8 +119,8 @@ impl Workload {
             submitted_bytes += block_bytes;
             latency[k].record((ack - t).ns());
             series.completed(kind, (ack - start).ns(), block_bytes, (ack - t).ns());
-            let after = drive.counters();
-            series.caused((t - start).ns(), &after.since(&before));
+            let after = drive.tally();
+            series.caused((t - start).ns(), &before, &after);
             before = after;
             last_ack = last_ack.max(ack);
             slots.push(Reverse(ack + plan.think));
@@ -152,7 +152,7 @@ impl Workload {
         };
         drive.advance_to(end);
         let intervals = (end - start).ns().div_ceil(plan.interval_ns) as usize;
-        series.resize(intervals.max(1));
+        series.finish(intervals.max(1), before.slots_per_unit);
         Ok(PhaseResult {
             label: self.label.clone(),
             start_ns: start.ns(),
