@@ -191,6 +191,9 @@ PASS_COLOURS = ("#059669", "#dc2626", "#2563eb", "#d97706", "#7c3aed", "#0891b2"
 """Colours by HD Tach pass, in run order (clean first); the same as the HTML report's."""
 
 
+_PASS_STYLES: tuple = ("-", "-", (0, (6, 3)), (0, (2, 2)), (0, (8, 3, 2, 3)))
+
+
 def _mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
     """A linear MB/s (or ×) axis from 0 with round ticks and a little headroom."""
     top = max(top, 1e-9) * 1.12
@@ -201,6 +204,13 @@ def _mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
     else:
         ax.set_xlim(0, top)
         ax.xaxis.set_major_locator(locator)
+
+
+def _mb(value: float) -> str:
+    """MB/s with three significant figures, as the reviews print them (6.93, 13.1, 171, 1,234)."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def _pass_label(row: Mapping[str, Any], first: bool) -> str:
@@ -226,7 +236,9 @@ def hdtach_figure(
         y = rows["mb_s"].to_numpy(np.float64)
         row = stats.get(name, {"name": name, "avg_mb_s": float(np.mean(y)) if len(y) else 0.0})
         colour = PASS_COLOURS[i % len(PASS_COLOURS)]
-        ax.plot(x, y, color=colour, linewidth=1.6, label=_pass_label(row, i == 0), zorder=3 + len(names) - i)
+        # Later passes go on top, dashed, so that passes back at clean speed do not hide each other.
+        style = _PASS_STYLES[min(i, len(_PASS_STYLES) - 1)]
+        ax.plot(x, y, color=colour, linewidth=1.6, linestyle=style, label=_pass_label(row, i == 0), zorder=3 + i)
     ax.set_xlim(0, 100)
     ax.xaxis.set_major_locator(MaxNLocator(nbins=10, steps=[1, 2, 2.5, 5, 10]))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}%"))
@@ -271,10 +283,10 @@ def used_vs_new_figure(states: pd.DataFrame, *, title: str, subtitle: str) -> Fi
     ax.barh(y, mb_s, height=0.6, color=colours, zorder=3)
     ax.set_yticks(y, [_STATE_NAMES.get(n, n) for n in names])
     ax.invert_yaxis()
-    _mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.18, axis="x")
+    _mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.35, axis="x")  # room for the labels
     clean = mb_s[0] if len(mb_s) and names[0] == "clean" and mb_s[0] > 0 else None
     for yi, value, iops, name in zip(y, mb_s, states["iops"].to_numpy(np.float64), names):
-        text = f"{value:,.3g} MB/s  ({iops:,.0f} IOPS"
+        text = f"{_mb(value)} MB/s  ({iops:,.0f} IOPS"
         text += f", {100 * value / clean:.0f}% of clean)" if clean is not None and name != "clean" else ")"
         ax.annotate(text, (value, yi), xytext=(5, 0), textcoords="offset points", va="center", fontsize=9,
                     fontweight="bold", color="#333333")
@@ -305,7 +317,7 @@ def wa_figure(
         fig.set_figheight(fig.get_figheight() + 0.45)
     labels = [
         "True WA\n(NAND ÷ host writes)",
-        f"Speed-ratio estimate\n(clean {clean_mb_s:,.3g} ÷ worst {worst_mb_s:,.3g} MB/s)",
+        f"Speed-ratio estimate\n(clean {_mb(clean_mb_s)} ÷ worst {_mb(worst_mb_s)} MB/s)",
     ]
     values = [write_amplification, speed_ratio_estimate if speed_ratio_estimate is not None else 0.0]
     ax.barh([0, 1], values, height=0.55, color=["#2563eb", "#f59e0b"], zorder=3)
