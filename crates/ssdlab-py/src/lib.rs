@@ -272,7 +272,7 @@ impl Simulator {
         let (results, summary) = match name {
             "hdtach" => {
                 let p: HdTach = parse(name, params_json)?;
-                let steps = p.steps().map_err(|e| to_py(e, None))?;
+                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
                 self.execute(
                     py,
                     &steps,
@@ -282,7 +282,7 @@ impl Simulator {
             }
             "torture" => {
                 let p: Torture = parse(name, params_json)?;
-                let steps = p.steps().map_err(|e| to_py(e, None))?;
+                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
                 self.execute(
                     py,
                     &steps,

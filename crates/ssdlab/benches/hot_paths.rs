@@ -93,7 +93,7 @@ fn victim_selection(c: &mut Criterion) {
         now_seq: 0,
     };
     c.bench_function("greedy victim selection (2048 blocks)", |b| {
-        b.iter(|| black_box(candidates.emptiest()))
+        b.iter(|| black_box(candidates.emptiest()));
     });
 }
 

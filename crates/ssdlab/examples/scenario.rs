@@ -39,12 +39,12 @@ fn main() {
         }
         "hdtach" => {
             let p: HdTach = serde_json::from_str(params).expect("params");
-            let r = run(p.steps().expect("steps"));
+            let r = run(p.steps(user).expect("steps"));
             serde_json::to_value(ssdlab::scenario::summarize_passes(&r, user)).unwrap()
         }
         "torture" => {
             let p: Torture = serde_json::from_str(params).expect("params");
-            let r = run(p.steps().expect("steps"));
+            let r = run(p.steps(user).expect("steps"));
             serde_json::to_value(p.summarize(&r, user)).unwrap()
         }
         "used-vs-new" => {

@@ -61,7 +61,12 @@ impl Series {
         let i = (since_start_ns / self.interval_ns) as usize;
         if i >= self.host_units.len() {
             let n = i + 1;
-            for v in [&mut self.host_units, &mut self.nand_units, &mut self.gc_units, &mut self.erases] {
+            for v in [
+                &mut self.host_units,
+                &mut self.nand_units,
+                &mut self.gc_units,
+                &mut self.erases,
+            ] {
                 v.resize(n, 0);
             }
         }
@@ -76,7 +81,9 @@ impl Series {
         self.resize(n);
         if slots_per_unit > 1 {
             for v in [&mut self.nand_units, &mut self.gc_units] {
-                v.iter_mut().for_each(|x| *x /= u64::from(slots_per_unit));
+                for x in v.iter_mut() {
+                    *x /= u64::from(slots_per_unit);
+                }
             }
         }
     }

@@ -16,6 +16,8 @@ impl Ftl {
         if begin >= to {
             return Ok(());
         }
+        // Nothing will be ready before the idle period starts: let the channels forget the past.
+        self.timelines.advance_floor(from);
         let chunk = u64::from(self.layout.units_per_block);
         let user = self.map.user_units();
         let chunks = user.div_ceil(chunk);
@@ -50,23 +52,38 @@ impl Ftl {
         Ok(())
     }
 
-    /// Whether the mapped units of `[first, first + n)` are spread over more than two blocks.
+    /// Whether the mapped units of `[first, first + n)` are scattered. Data written in order lies
+    /// page by page: each aligned group of a page's worth of LBAs sits in consecutive entries of
+    /// one block (sequential host data is striped over dies a page at a time, which is fine).
+    /// More than two groups broken apart by random writes mean the range needs rewriting.
     fn is_fragmented(&self, first: u64, n: u64) -> bool {
-        let mut last_block = u32::MAX;
-        let mut changes = 0;
-        for lpn in first..first + n {
-            let ppa = self.map.lookup(lpn as Lpn);
-            if ppa == UNMAPPED {
-                continue;
+        let group = u64::from(self.layout.units_per_program);
+        let mut broken = 0;
+        let mut lpn = first;
+        while lpn < first + n {
+            let end = (lpn + group).min(first + n);
+            let mut base: Option<(u64, u32)> = None;
+            let mut in_order = true;
+            for l in lpn..end {
+                let ppa = self.map.lookup(l as Lpn);
+                if ppa == UNMAPPED {
+                    continue;
+                }
+                match base {
+                    None => base = Some((l, ppa)),
+                    Some((l0, p0)) => {
+                        in_order &= u64::from(ppa) == u64::from(p0) + (l - l0)
+                            && self.block_of(ppa) == self.block_of(p0);
+                    }
+                }
             }
-            let b = self.block_of(ppa);
-            if b != last_block {
-                changes += 1;
-                if changes > 2 {
+            if !in_order {
+                broken += 1;
+                if broken > 2 {
                     return true;
                 }
-                last_block = b;
             }
+            lpn = end;
         }
         false
     }

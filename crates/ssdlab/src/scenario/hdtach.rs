@@ -154,9 +154,23 @@ pub fn summarize_passes(results: &[StepResult], user_bytes: u64) -> HdTachSummar
     HdTachSummary { passes }
 }
 
+/// Checks that a pass over `user_bytes` has at least one request per position bucket.
+pub(super) fn check_pass_span(user_bytes: u64, block_bytes: u64) -> Result<()> {
+    if block_bytes == 0 || user_bytes / block_bytes < u64::from(BUCKETS) {
+        return Err(Error::Workload(format!(
+            "an HD Tach pass records {BUCKETS} positions, so the drive needs room for {BUCKETS} requests of {} KiB; \
+             this one has {} KiB: use a larger --capacity",
+            block_bytes / 1024,
+            user_bytes / 1024
+        )));
+    }
+    Ok(())
+}
+
 impl HdTach {
-    pub fn steps(&self) -> Result<Vec<Step>> {
+    pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
+        check_pass_span(user_bytes, self.block_bytes)?;
         let mut steps = vec![
             Step::SecureErase,
             pass(

@@ -54,8 +54,9 @@ pub struct TortureSummary {
 }
 
 impl Torture {
-    pub fn steps(&self) -> Result<Vec<Step>> {
+    pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
+        hdtach::check_pass_span(user_bytes, self.block_bytes)?;
         if !(self.idle_minutes.is_finite() && self.idle_minutes >= 0.0) {
             return Err(Error::Workload(format!(
                 "idle needs a duration of zero or more minutes, got {}",

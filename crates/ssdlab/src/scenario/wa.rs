@@ -29,6 +29,8 @@ impl Default for WorstCaseWa {
 pub struct WorstCaseWaSummary {
     /// NAND writes / host writes over the torture.
     pub write_amplification: f64,
+    /// NAND writes / host writes over the last fifth of the torture (the window of `worst_mb_s`).
+    pub steady_write_amplification: f64,
     /// Clean write speed / worst-case write speed (None if the drive wrote nothing at the end).
     pub speed_ratio_estimate: Option<f64>,
     /// Mean MB/s over the first 10 s of the torture (the fresh drive's burst).
@@ -46,20 +48,28 @@ impl WorstCaseWa {
 
     pub fn summarize(&self, results: &[StepResult]) -> WorstCaseWaSummary {
         let phase = results.iter().rev().find_map(|r| r.phase.as_ref());
-        let (wa, clean, worst) = phase.map_or((0.0, 0.0, 0.0), |p| {
+        let (wa, steady, clean, worst) = phase.map_or((0.0, 0.0, 0.0, 0.0), |p| {
             let bytes = &p.series.bytes[1];
             let secs = ((self.torture_minutes * 60.0).ceil() as usize).min(bytes.len());
+            let window = secs - secs / 5..secs;
             let mean = |s: &[u64]| s.iter().sum::<u64>() as f64 / s.len().max(1) as f64 / 1e6;
-            let clean = mean(&bytes[..secs.min(10)]);
-            let worst = mean(&bytes[secs - secs / 5..secs]);
+            let sum = |v: &[u64]| v.get(window.clone()).map_or(0, |s| s.iter().sum::<u64>());
+            let (host, nand) = (sum(&p.series.host_units), sum(&p.series.nand_units));
+            let steady = if host > 0 {
+                nand as f64 / host as f64
+            } else {
+                0.0
+            };
             (
                 p.counters.write_amplification().unwrap_or(0.0),
-                clean,
-                worst,
+                steady,
+                mean(&bytes[..secs.min(10)]),
+                mean(&bytes[window.clone()]),
             )
         });
         WorstCaseWaSummary {
             write_amplification: wa,
+            steady_write_amplification: steady,
             speed_ratio_estimate: (worst > 0.0).then(|| clean / worst),
             clean_mb_s: clean,
             worst_mb_s: worst,

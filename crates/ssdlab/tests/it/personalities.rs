@@ -34,7 +34,8 @@ fn consistency(preset: &str, spare: f64) -> (ConsistencySummary, Vec<u64>) {
 
 fn torture(preset: &str, t: &Torture) -> HdTachSummary {
     let mut d = drive(preset);
-    let r = run_steps(&mut d, &t.steps().unwrap(), 7, &mut |_, _| true).unwrap();
+    let steps = t.steps(d.user_bytes()).unwrap();
+    let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
     d.ftl().check_invariants().unwrap();
     t.summarize(&r, d.user_bytes()).hdtach
 }
