@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop tools test test-slow lint run bench
+.PHONY: help install develop tools test test-slow lint run bench bench-scaling
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -37,5 +37,11 @@ lint: ## cargo clippy and cargo fmt --check
 run: install ## Set up, then the consistency test on the default 256 GB drive into runs/default
 	$(VENV)/bin/ssdlab consistency --out runs/default --report
 
-bench: ## End-to-end Rust benchmark of the consistency scenario
-	cargo run --release -p ssdlab --example bench_consistency
+bench: ## End-to-end benchmark: the full-size consistency scenario, 3 runs (wall s, peak RSS, rates)
+	cargo run --release -p ssdlab --example bench_consistency -- --runs 3
+
+bench-scaling: ## The README's scaling table: 32 / 128 / 256 / 1024 GB, median of 3 runs each
+	@cargo build --release -q -p ssdlab --example bench_consistency
+	@echo "| capacity | wall s | peak RSS | host IOs / wall s | NAND page ops / wall s |"
+	@echo "|---|---|---|---|---|"
+	@for gb in 32 128 256 1024; do ./target/release/examples/bench_consistency --capacity-gb $$gb --runs 3 --row; done

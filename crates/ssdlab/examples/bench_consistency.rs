@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! cargo run --release -p ssdlab --example bench_consistency -- [--capacity-gb N] [--duration S]
-//!     [--spare-pct P] [--gc POLICY] [--runs N] [--seed N]
+//!     [--spare-pct P] [--gc POLICY] [--runs N] [--seed N] [--row]
 //! ```
+//! `--row` prints one markdown table row (capacity, median wall s, peak RSS, host IOs and NAND
+//! page operations per wall second) for the README's scaling table (`make bench-scaling`).
 
 use std::time::Instant;
 
@@ -50,7 +52,9 @@ fn main() {
         duration_s: duration,
         ..Consistency::default()
     };
+    let row = args.iter().any(|a| a == "--row");
     let mut walls = Vec::new();
+    let mut rates = Vec::new();
     for run in 0..runs {
         let t0 = Instant::now();
         let mut drive = Drive::new(&cfg, seed).expect("drive");
@@ -68,6 +72,10 @@ fn main() {
             + c.gc_page_reads
             + c.erases;
         let s = test.summarize(results[2].phase.as_ref().expect("random phase"));
+        rates.push((wall, host_ios, nand_ops, drive.user_bytes()));
+        if row {
+            continue;
+        }
         println!(
             "run {run}: user {:.1} GB, {} dies | wall {wall:.2} s | host IOs {host_ios} ({:.2} M/s) | NAND page ops {nand_ops} ({:.2} M/s) | \
              clean {:.0} IOPS, steady {:.0} IOPS (min {}), WA {:.2} (steady {:.2}), p99 {:.0} us",
@@ -84,6 +92,18 @@ fn main() {
         );
     }
     walls.sort_by(f64::total_cmp);
+    let median = walls[walls.len() / 2];
+    if row {
+        let (_, host_ios, nand_ops, user) = rates[0];
+        println!(
+            "| {:.0} GB | {median:.1} | {:.0} MiB | {:.2} M | {:.2} M |",
+            user as f64 / 1e9,
+            peak_rss_bytes().unwrap_or(0) as f64 / (1 << 20) as f64,
+            host_ios as f64 / median / 1e6,
+            nand_ops as f64 / median / 1e6
+        );
+        return;
+    }
     println!(
         "median wall {:.2} s over {runs} run(s); peak RSS {:.0} MiB",
         walls[walls.len() / 2],

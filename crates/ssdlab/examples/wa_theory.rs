@@ -6,20 +6,8 @@
 //! `cargo run --release -p ssdlab --example wa_theory`
 
 use ssdlab::scenario::{run_steps, Step};
+use ssdlab::theory::{wa_fifo, wa_greedy};
 use ssdlab::{Drive, DriveConfig, GcPolicy, Pattern, Workload, UNIT_BYTES};
-
-fn wa_fifo(alpha: f64) -> f64 {
-    let mut x = 0.5;
-    for _ in 0..200 {
-        x = (-alpha * (1.0 - x)).exp();
-    }
-    1.0 / (1.0 - x)
-}
-
-fn wa_greedy(alpha: f64, b: f64) -> f64 {
-    let k = 1.0 + 1.0 / (2.0 * b);
-    wa_fifo(k * alpha) / k
-}
 
 fn main() {
     println!("| sf | policy | alpha_eff | measured WA | theory | error |");

@@ -42,6 +42,7 @@ pub mod nand;
 mod prefetch;
 pub mod presets;
 pub mod scenario;
+pub mod theory;
 pub mod units;
 pub mod workload;
 

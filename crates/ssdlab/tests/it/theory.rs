@@ -2,33 +2,13 @@
 //! in shared/reference/model-notes.md: FIFO (Desnoyers, SYSTOR 2012) and greedy (Bux & Iliadis
 //! 2010, Van Houdt 2013, via Desnoyers' approximation), at several spare factors.
 
+use ssdlab::theory::{self, wa_fifo};
 use ssdlab::{Drive, GcPolicy, UNIT_BYTES};
 
 use crate::support::{fill, random_writes, run, small_drive};
 
-/// FIFO: the victim's valid fraction x solves x = exp(-alpha (1 - x)); WA = 1 / (1 - x).
-fn wa_fifo(alpha: f64) -> f64 {
-    let mut x = 0.5;
-    for _ in 0..200 {
-        x = (-alpha * (1.0 - x)).exp();
-    }
-    1.0 / (1.0 - x)
-}
-
-/// Greedy, Desnoyers' approximation: `WA_fifo(k` alpha) / k with k = 1 + 1/(2b).
 fn wa_greedy(alpha: f64, b: u32) -> f64 {
-    let k = 1.0 + 1.0 / (2.0 * f64::from(b));
-    wa_fifo(k * alpha) / k
-}
-
-#[test]
-fn the_fifo_and_greedy_formulas_reproduce_the_reference_table() {
-    // model-notes.md table: sf 0.07 -> FIFO 7.82, greedy b=64 7.01; sf 0.25 -> 2.69, 2.60.
-    assert!((wa_fifo(1.07) - 7.82).abs() < 0.01);
-    assert!((wa_greedy(1.07, 64) - 7.01).abs() < 0.01);
-    assert!((wa_fifo(1.25) - 2.69).abs() < 0.01);
-    assert!((wa_greedy(1.25, 64) - 2.60).abs() < 0.01);
-    assert!((wa_fifo(1.5) - 1.72).abs() < 0.01);
+    theory::wa_greedy(alpha, f64::from(b))
 }
 
 struct Measured {
@@ -72,7 +52,7 @@ fn assert_close(what: &str, measured: f64, expected: f64, tolerance: f64) {
 fn fifo_matches_desnoyers_at_several_spare_factors() {
     for sf in [0.07, 0.10, 0.25, 0.50] {
         let m = measure(sf, GcPolicy::Fifo);
-        assert_close(&format!("FIFO sf={sf}"), m.wa, wa_fifo(m.alpha_eff), 0.02);
+        assert_close(&format!("FIFO sf={sf}"), m.wa, wa_fifo(m.alpha_eff), 0.015);
     }
 }
 
@@ -84,7 +64,7 @@ fn greedy_matches_bux_iliadis_van_houdt_at_several_spare_factors() {
             &format!("greedy sf={sf}"),
             m.wa,
             wa_greedy(m.alpha_eff, 64),
-            0.03,
+            0.015,
         );
     }
 }
@@ -95,7 +75,7 @@ fn greedy_beats_fifo_and_d_choices_lies_between_random_and_greedy() {
     let greedy = measure(sf, GcPolicy::Greedy);
     let fifo = measure(sf, GcPolicy::Fifo);
     let d = measure(sf, GcPolicy::DChoices);
-    let random_wa = d.alpha_eff / (d.alpha_eff - 1.0);
+    let random_wa = theory::wa_random(d.alpha_eff);
     assert!(
         greedy.wa < fifo.wa * 0.97,
         "greedy {} vs fifo {}",
