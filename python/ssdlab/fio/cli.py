@@ -70,16 +70,35 @@ def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[
 @click.option("--sequential-jobs", is_flag=True,
               help="Run jobs that fio would run at the same time (no stonewall) one after another.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no notes on stderr.")
-def fio_cmd(jobfile: str, drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
-            op: Optional[float], gc: Optional[str], seed: int, output_format: str, output: Optional[str],
-            out: Optional[str], sections: Tuple[str, ...], sequential_jobs: bool, quiet: bool) -> None:
+@click.option("--device", metavar="PATH",
+              help="Run the job file with the system fio on this block device or regular file (filename= is "
+                   "overridden) instead of a simulated drive. DESTRUCTIVE.")
+@click.option("--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file.")
+@click.option("--force-signatures", is_flag=True,
+              help="With --device: overwrite even a device or file that carries a filesystem or partition table.")
+@click.pass_context
+def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: Optional[str],
+            capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, output_format: str,
+            output: Optional[str], out: Optional[str], sections: Tuple[str, ...], sequential_jobs: bool,
+            quiet: bool, device: Optional[str], yes_destroy_data: bool, force_signatures: bool) -> None:
     """Run a fio job file on a simulated drive and report as fio does.
 
     Options the simulator cannot honour are refused with the file and line; options that only
     matter on real hardware (ioengine, direct, filename, ...) are accepted and listed as notes.
     Logs asked for by write_iops_log/write_bw_log/write_lat_log are written like fio's (into
-    --out when given, else the current directory). See docs/fio.md.
+    --out when given, else the current directory).
+
+    With --device PATH the same job file (same checks) runs through the system fio on PATH,
+    after the safety checks of `ssdlab consistency --device`; the report is fio's own, and --out
+    holds the same files as a simulated run. See docs/fio.md.
     """
+    if device is not None:
+        _fio_on_device(ctx, jobfile, device, capacity=capacity, output_format=output_format, output=output, out=out,
+                       sections=sections, sequential_jobs=sequential_jobs, quiet=quiet,
+                       yes_destroy_data=yes_destroy_data, force_signatures=force_signatures)
+        return
+    if yes_destroy_data or force_signatures:
+        raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
     from ssdlab.fio import jobfile as jf
     from ssdlab.fio import output as fmt
     from ssdlab.fio.simrun import run_plan
@@ -114,6 +133,54 @@ def fio_cmd(jobfile: str, drive: Optional[str], drive_file: Optional[str], capac
     logs = fmt.write_logs(run, log_dir)
     if not quiet and (out_dir is not None or logs):
         where = f"results in {out_dir}{os.sep}" if out_dir is not None else ""
+        wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
+        click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
+
+
+def _write_report(text: str, output: Optional[str]) -> None:
+    if output is not None:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise SsdlabError(f"cannot write --output {output}: {e.strerror or e}") from None
+    else:
+        click.echo(text, nl=False)
+
+
+def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: Optional[int], output_format: str,
+                   output: Optional[str], out: Optional[str], sections: Tuple[str, ...], sequential_jobs: bool,
+                   quiet: bool, yes_destroy_data: bool, force_signatures: bool) -> None:
+    """``ssdlab fio JOBFILE --device PATH``: the job file through the system fio (ssdlab.fio.devrun)."""
+    from ssdlab.fio.devrun import run_jobfile_on_device
+    from ssdlab.results import check_output_dir
+
+    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed")
+                if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    if sim_only:
+        flag = "--" + sim_only[0].replace("_", "-")
+        raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
+    out_dir = check_output_dir(out) if out is not None else None
+    if output is not None and Path(output).is_dir():
+        raise SsdlabError(f"--output {output}: is a directory; give a file name")
+
+    def announce(target: Any) -> None:
+        if not quiet:
+            click.echo(f"ssdlab: {device} ({target.name}, {format_size(target.size_bytes)}): {jobfile} through fio",
+                       err=True)
+
+    run = run_jobfile_on_device(device, jobfile, capacity=capacity, yes_destroy_data=yes_destroy_data,
+                                force_signatures=force_signatures, sequential_jobs=sequential_jobs,
+                                sections=list(sections) or None, out_dir=out_dir, progress=not quiet,
+                                on_start=announce)
+    _write_report(run.json_text() if output_format == "json" else run.text, output)
+    if out_dir is not None:
+        run.save(out_dir)
+    logs = run.copy_logs(out_dir if out_dir is not None else Path.cwd())
+    if not quiet:
+        for n in run.notes:
+            click.echo(f"ssdlab: note: {n}", err=True)
+        where = f"results in {out_dir}{os.sep} (fio's files in fio{os.sep})" if out_dir is not None else \
+            f"fio's files in {run.workdir}{os.sep}"
         wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
 

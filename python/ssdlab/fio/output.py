@@ -664,15 +664,25 @@ def _per_second_dir(job: "JobResult", name: str, what: str, seconds: int) -> np.
 
 def job_chart(run: "FioRun", job: "JobResult", iops: pd.DataFrame):
     """IOPS per second of one job (log y), in the consistency charts' style."""
-    from ssdlab.plots import consistency_figures
     from ssdlab.sizes import format_size
 
     p = job.plan
-    frame = iops[iops["job"] == p.index][["time_s", "iops"]].reset_index(drop=True)
     subtitle = (f"fio job {p.index}: rw={p.fio_rw}, bs={format_size(p.block_bytes)}, QD{p.iodepth} · "
                 f"{run.drive}, {format_size(run.user_bytes)} user · seed {run.seed} · ssdlab {_core.__version__}")
-    figs = consistency_figures(frame, title=f"{p.name}: IOPS per second", subtitle=subtitle, zoom_start_s=0.0)
+    return iops_chart(iops, p.index, p.name, subtitle)
+
+
+def iops_chart(iops: pd.DataFrame, index: int, name: str, subtitle: str):
+    """Job `index`'s IOPS per second from an ``iops.csv`` frame (log y), in the consistency charts' style."""
+    from ssdlab.plots import consistency_figures
+
+    frame = iops[iops["job"] == index][["time_s", "iops"]].reset_index(drop=True)
+    figs = consistency_figures(frame, title=f"{name}: IOPS per second", subtitle=subtitle, zoom_start_s=0.0)
     return figs["iops_log.png"]
+
+
+def chart_name(index: int, name: str) -> str:
+    return f"job{index}-{_safe(name)}_iops.png"
 
 
 def summary(run: "FioRun") -> Dict[str, Any]:
@@ -712,6 +722,15 @@ def summary(run: "FioRun") -> Dict[str, Any]:
 def save(run: "FioRun", out_dir: Union[str, Path]) -> List[Path]:
     """Writes the result directory: ``fio.json``, ``fio.txt``, ``summary.json``, ``iops.csv``,
     ``series.csv`` and ``job<N>-<name>_iops.png`` per job (logs are written by `write_logs`)."""
+    iops, series = per_second_frames(run)
+    charts = [(chart_name(job.plan.index, job.plan.name), lambda job=job: job_chart(run, job, iops)) for job in run.jobs]
+    return write_result_dir(out_dir, dumps(fio_json(run)), normal_text(run), summary(run), iops, series, charts)
+
+
+def write_result_dir(out_dir: Union[str, Path], json_text: str, text: str, summary_doc: Dict[str, Any],
+                     iops: pd.DataFrame, series: pd.DataFrame, charts: Sequence[Tuple[str, Any]]) -> List[Path]:
+    """The result directory's files, for simulated and real (``--device``) runs alike; `charts` are
+    (file name, function returning a matplotlib figure)."""
     from ssdlab.results import check_output_dir
 
     out = check_output_dir(out_dir)
@@ -719,25 +738,23 @@ def save(run: "FioRun", out_dir: Union[str, Path]) -> List[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise SsdlabError(f"cannot create output directory {str(out)!r}: {e.strerror or e}") from None
-    iops, series = per_second_frames(run)
     written = []
 
-    def put(name: str, text: str) -> None:
+    def put(name: str, content: str) -> None:
         path = out / name
-        path.write_text(text, encoding="utf-8")
+        path.write_text(content, encoding="utf-8")
         written.append(path)
 
     try:
-        put("fio.json", dumps(fio_json(run)))
-        put("fio.txt", normal_text(run))
-        put("summary.json", json.dumps(summary(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        put("fio.json", json_text)
+        put("fio.txt", text)
+        put("summary.json", json.dumps(summary_doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         iops.to_csv(out / "iops.csv", index=False)
         series.to_csv(out / "series.csv", index=False, float_format="%.10g")
         written += [out / "iops.csv", out / "series.csv"]
-        for job in run.jobs:
-            fig = job_chart(run, job, iops)
-            path = out / f"job{job.plan.index}-{_safe(job.plan.name)}_iops.png"
-            fig.savefig(path)
+        for name, make in charts:
+            path = out / name
+            make().savefig(path)
             written.append(path)
     except OSError as e:
         raise SsdlabError(f"cannot write results to {str(out)!r}: {e.strerror or e}") from None

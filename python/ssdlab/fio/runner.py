@@ -121,6 +121,7 @@ class FioOutput:
     doc: Dict[str, Any]
     workdir: Path
     stderr: str
+    text: str = ""  # fio's normal report, with ``normal=True``
 
     def job(self, name: str) -> Dict[str, Any]:
         for j in self.doc.get("jobs", []):
@@ -194,12 +195,19 @@ def _split_docs(buffer: str) -> Tuple[List[Dict[str, Any]], str]:
 
 
 def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Path, *, progress: bool = False,
-        comment: str = "", on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> FioOutput:
-    """Writes the job file into `workdir` and runs fio there; returns its final JSON document."""
+        comment: str = "", on_status: Optional[Callable[[Dict[str, Any]], None]] = None,
+        normal: bool = False, text: Optional[str] = None) -> FioOutput:
+    """Writes the job file into `workdir` and runs fio there; returns its final JSON document.
+
+    With `normal`, fio also prints its normal report (``--output-format=json,normal``), kept as
+    `FioOutput.text`: fio's header lines and the text after its last JSON document. `text` is a
+    whole job file to run instead of one made from `global_options` and `jobs` (which then only
+    name the progress bars)."""
     fio = fio_path()
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "job.fio").write_text(job_text(global_options, jobs, comment), encoding="utf-8")
-    cmd = [fio, "--output-format=json", "--status-interval=1", "job.fio"]
+    (workdir / "job.fio").write_text(text if text is not None else job_text(global_options, jobs, comment),
+                                     encoding="utf-8")
+    cmd = [fio, "--output-format=json,normal" if normal else "--output-format=json", "--status-interval=1", "job.fio"]
     bars = _Bars(jobs, progress and sys.stderr.isatty())
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     err_lines: List[str] = []
@@ -213,9 +221,12 @@ def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Pat
     t.start()
     last: Optional[Dict[str, Any]] = None
     buffer = ""
+    raw: List[str] = []
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
+            if normal:
+                raw.append(line)
             buffer += line
             if line.startswith("}"):
                 docs, buffer = _split_docs(buffer)
@@ -251,4 +262,16 @@ def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Pat
     for j in last.get("jobs", []):
         if j.get("error"):
             raise SsdlabError(f"fio job {j.get('jobname')!r} failed with error {j['error']} (see {workdir})")
-    return FioOutput(last, workdir, "\n".join(err_lines))
+    return FioOutput(last, workdir, "\n".join(err_lines), _normal_report(raw) if normal else "")
+
+
+def _normal_report(lines: Sequence[str]) -> str:
+    """fio's normal report from ``--output-format=json,normal --status-interval=1`` output: the
+    header before the first JSON document, then what follows the last one."""
+    starts = [i for i, ln in enumerate(lines) if ln.rstrip("\n") == "{"]
+    ends = [i for i, ln in enumerate(lines) if ln.rstrip("\n") == "}"]
+    if not starts or not ends:
+        return "".join(lines)
+    head = "".join(lines[: starts[0]])
+    tail = "".join(lines[ends[-1] + 1:]).lstrip("\n")
+    return head + ("\n" if head and not head.endswith("\n\n") else "") + tail
