@@ -19,7 +19,7 @@ CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; line-height: 1.5; }
 header.top { background: var(--card); border-bottom: 1px solid var(--line); }
-header.top .inner, main, footer { max-width: 1120px; margin: 0 auto; padding: 0 24px; }
+header.top .inner, main, footer { max-width: 1280px; margin: 0 auto; padding: 0 24px; }
 header.top .inner { padding-top: 28px; padding-bottom: 18px; }
 .brand { font-size: 12px; font-weight: 600; letter-spacing: .08em; text-transform: uppercase; color: var(--accent); }
 h1 { font-size: 28px; line-height: 1.2; margin: 4px 0 6px; }
