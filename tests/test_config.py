@@ -249,3 +249,13 @@ def test_json_round_trip() -> None:
     assert DriveConfig.from_json(cfg.to_json()) == cfg
     with pytest.raises(ssdlab.SsdlabError, match="not valid JSON"):
         DriveConfig.from_json("{")
+
+
+def test_adjusted_applies_policy_then_op_then_capacity() -> None:
+    base = ssdlab.load_preset("mlc-256")
+    cfg = base.adjusted(gc_policy="fifo", op=0.28, capacity="16GB")
+    assert cfg.ftl.gc_policy == "fifo"
+    assert cfg.describe()["user_capacity_bytes"] == 16_000_000_000
+    assert cfg.ftl.op == pytest.approx(0.28, abs=0.01)
+    assert cfg == base.with_gc_policy("fifo").with_op(0.28).with_user_capacity("16GB")
+    assert base.adjusted() == base

@@ -255,13 +255,7 @@ def consistency_cmd(
         return
     if yes_destroy_data or force_signatures:
         raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
-    cfg = _drive_config(drive, drive_file)
-    if gc is not None:
-        cfg = cfg.with_gc_policy(gc)
-    if op is not None:
-        cfg = cfg.with_op(op)
-    if capacity is not None:
-        cfg = cfg.with_user_capacity(capacity)
+    cfg = _sim_config(drive, drive_file, capacity, op, gc)
     out_dir = check_output_dir(out if out is not None else _default_out(cfg.name))
     params = {"spare_area_pct": spare_area, "duration_s": duration, "qd": qd, "block_size": block_size}
     progress: Any = False
@@ -385,14 +379,7 @@ def _compressibility_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _sim_config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
                 gc: Optional[str]) -> DriveConfig:
-    cfg = _drive_config(drive, drive_file)
-    if gc is not None:
-        cfg = cfg.with_gc_policy(gc)
-    if op is not None:
-        cfg = cfg.with_op(op)
-    if capacity is not None:
-        cfg = cfg.with_user_capacity(capacity)
-    return cfg
+    return _drive_config(drive, drive_file).adjusted(gc_policy=gc, op=op, capacity=capacity)
 
 
 def _header(cfg: DriveConfig, what: str) -> str:

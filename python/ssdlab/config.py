@@ -286,6 +286,25 @@ class DriveConfig(_Model):
             raise SsdlabError(f"unknown GC policy {name!r}; choose one of {', '.join(GC_POLICIES)}")
         return self._replace("ftl", gc_policy=name)
 
+    def adjusted(
+        self,
+        *,
+        gc_policy: Optional[str] = None,
+        op: Optional[float] = None,
+        capacity: Union[int, str, None] = None,
+    ) -> DriveConfig:
+        """The drive with the CLI's overrides applied in their documented order: GC policy, then
+        OP (keeping the NAND), then user capacity (keeping the OP just set). None leaves a
+        setting as it is."""
+        cfg = self
+        if gc_policy is not None:
+            cfg = cfg.with_gc_policy(gc_policy)
+        if op is not None:
+            cfg = cfg.with_op(op)
+        if capacity is not None:
+            cfg = cfg.with_user_capacity(capacity)
+        return cfg
+
     # -- views -------------------------------------------------------------------------------------
 
     def to_dict(self) -> Dict[str, Any]:

@@ -194,13 +194,7 @@ def drive_config(drive: Union[str, DriveConfig, None] = None, *, capacity: Optio
         from ssdlab.config import preset_names
 
         cfg = load_preset(drive if drive is not None else preset_names()[0])
-    if gc is not None:
-        cfg = cfg.with_gc_policy(gc)
-    if op is not None:
-        cfg = cfg.with_op(op)
-    if capacity is not None:
-        cfg = cfg.with_user_capacity(capacity)
-    return cfg
+    return cfg.adjusted(gc_policy=gc, op=op, capacity=capacity)
 
 
 def run_jobfile(
