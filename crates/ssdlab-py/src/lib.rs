@@ -11,8 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 use ssdlab::scenario::{
-    run_steps, summarize_passes, Consistency, HdTach, Step, StepResult, Torture, UsedVsNew,
-    WorstCaseWa,
+    run_steps, Consistency, HdTach, Procedure, Step, StepResult, Torture, UsedVsNew, WorstCaseWa,
 };
 use ssdlab::{presets, Drive, DriveConfig};
 
@@ -110,6 +109,24 @@ struct Simulator {
 }
 
 impl Simulator {
+    /// Parses a procedure's parameters, runs its steps and summarises them.
+    fn procedure<P: Procedure + serde::de::DeserializeOwned>(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        params_json: &str,
+        callback: Option<&PyObject>,
+    ) -> PyResult<(Steps, Option<String>)> {
+        let p: P = serde_json::from_str(params_json)
+            .map_err(|e| SsdlabError::new_err(format!("{name} parameters: {e}")))?;
+        let user = self.drive.user_bytes();
+        let steps = p.steps(user).map_err(|e| to_py(e, None))?;
+        let summarize = |r: &[StepResult]| -> PyResult<String> {
+            Ok(serde_json::to_string(&p.summarize(r, user)).expect("summaries serialise"))
+        };
+        self.execute(py, &steps, callback, Some(&summarize))
+    }
+
     fn execute(
         &mut self,
         py: Python<'_>,
@@ -260,56 +277,12 @@ impl Simulator {
         params_json: &str,
         callback: Option<PyObject>,
     ) -> PyResult<(Steps, String)> {
-        fn parse<T: serde::de::DeserializeOwned>(name: &str, json: &str) -> PyResult<T> {
-            serde_json::from_str(json)
-                .map_err(|e| SsdlabError::new_err(format!("{name} parameters: {e}")))
-        }
-        fn json<T: serde::Serialize>(v: &T) -> String {
-            serde_json::to_string(v).expect("summaries serialise")
-        }
         let callback = callback.as_ref();
-        let user = self.drive.user_bytes();
         let (results, summary) = match name {
-            "hdtach" => {
-                let p: HdTach = parse(name, params_json)?;
-                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
-                self.execute(
-                    py,
-                    &steps,
-                    callback,
-                    Some(&|r: &[StepResult]| Ok(json(&summarize_passes(r, user)))),
-                )?
-            }
-            "torture" => {
-                let p: Torture = parse(name, params_json)?;
-                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
-                self.execute(
-                    py,
-                    &steps,
-                    callback,
-                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r, user)))),
-                )?
-            }
-            "used-vs-new" => {
-                let p: UsedVsNew = parse(name, params_json)?;
-                let steps = p.steps(user).map_err(|e| to_py(e, None))?;
-                self.execute(
-                    py,
-                    &steps,
-                    callback,
-                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r, user)))),
-                )?
-            }
-            "wa" => {
-                let p: WorstCaseWa = parse(name, params_json)?;
-                let steps = p.steps().map_err(|e| to_py(e, None))?;
-                self.execute(
-                    py,
-                    &steps,
-                    callback,
-                    Some(&|r: &[StepResult]| Ok(json(&p.summarize(r)))),
-                )?
-            }
+            "hdtach" => self.procedure::<HdTach>(py, name, params_json, callback)?,
+            "torture" => self.procedure::<Torture>(py, name, params_json, callback)?,
+            "used-vs-new" => self.procedure::<UsedVsNew>(py, name, params_json, callback)?,
+            "wa" => self.procedure::<WorstCaseWa>(py, name, params_json, callback)?,
             other => {
                 return Err(SsdlabError::new_err(format!(
                     "unknown procedure '{other}'; choose hdtach, torture, used-vs-new or wa"

@@ -8,8 +8,21 @@
 
 use std::time::Instant;
 
-use ssdlab::scenario::{run_steps, Consistency, HdTach, Torture, UsedVsNew, WorstCaseWa};
+use ssdlab::scenario::{
+    run_steps, Consistency, HdTach, Procedure, Step, StepResult, Torture, UsedVsNew, WorstCaseWa,
+};
 use ssdlab::{presets, Drive};
+
+/// Parses a procedure's parameters, runs it with `run` and returns its summary.
+fn run_procedure<P: Procedure + serde::de::DeserializeOwned>(
+    params: &str,
+    user: u64,
+    run: &mut dyn FnMut(Vec<Step>) -> Vec<StepResult>,
+) -> serde_json::Value {
+    let p: P = serde_json::from_str(params).expect("params");
+    let r = run(p.steps(user).expect("steps"));
+    serde_json::to_value(p.summarize(&r, user)).unwrap()
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -37,26 +50,10 @@ fn main() {
             )
             .unwrap()
         }
-        "hdtach" => {
-            let p: HdTach = serde_json::from_str(params).expect("params");
-            let r = run(p.steps(user).expect("steps"));
-            serde_json::to_value(ssdlab::scenario::summarize_passes(&r, user)).unwrap()
-        }
-        "torture" => {
-            let p: Torture = serde_json::from_str(params).expect("params");
-            let r = run(p.steps(user).expect("steps"));
-            serde_json::to_value(p.summarize(&r, user)).unwrap()
-        }
-        "used-vs-new" => {
-            let p: UsedVsNew = serde_json::from_str(params).expect("params");
-            let r = run(p.steps(user).expect("steps"));
-            serde_json::to_value(p.summarize(&r, user)).unwrap()
-        }
-        "wa" => {
-            let p: WorstCaseWa = serde_json::from_str(params).expect("params");
-            let r = run(p.steps().expect("steps"));
-            serde_json::to_value(p.summarize(&r)).unwrap()
-        }
+        "hdtach" => run_procedure::<HdTach>(params, user, &mut run),
+        "torture" => run_procedure::<Torture>(params, user, &mut run),
+        "used-vs-new" => run_procedure::<UsedVsNew>(params, user, &mut run),
+        "wa" => run_procedure::<WorstCaseWa>(params, user, &mut run),
         other => panic!("unknown procedure {other}"),
     };
     let mut v = summary;

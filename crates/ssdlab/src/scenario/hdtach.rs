@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Step, StepResult};
+use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
 use crate::units::UNIT_BYTES;
 use crate::workload::{Pattern, PhaseResult, Rw, Workload};
@@ -167,8 +167,14 @@ pub(super) fn check_pass_span(user_bytes: u64, block_bytes: u64) -> Result<()> {
     Ok(())
 }
 
-impl HdTach {
-    pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
+impl Procedure for HdTach {
+    type Summary = HdTachSummary;
+
+    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> HdTachSummary {
+        summarize_passes(results, user_bytes)
+    }
+
+    fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
         check_pass_span(user_bytes, self.block_bytes)?;
         let mut steps = vec![

@@ -21,6 +21,18 @@ use crate::ftl::Counters;
 use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
 use crate::workload::{PhaseResult, Progress, Workload};
 
+/// A review procedure (HD Tach, torture, used vs new, worst-case WA): the steps it runs on a
+/// drive of `user_bytes`, and the figures it reports from their results.
+pub trait Procedure {
+    type Summary: Serialize;
+
+    /// The steps, checked against the drive's size.
+    fn steps(&self, user_bytes: u64) -> Result<Vec<Step>>;
+
+    /// The procedure's figures from the results of its steps.
+    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> Self::Summary;
+}
+
 /// One step of a procedure.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]

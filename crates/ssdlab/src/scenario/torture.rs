@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::hdtach::{
     self, check_compressibility, fill_and_torture, minutes_label, pass, HdTachSummary,
 };
-use super::{Step, StepResult};
+use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
 
 /// The procedure. After the torture: an optional pass, `idle_minutes` idle, a pass, the `then`
@@ -53,8 +53,10 @@ pub struct TortureSummary {
     pub torture_write_amplification: f64,
 }
 
-impl Torture {
-    pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
+impl Procedure for Torture {
+    type Summary = TortureSummary;
+
+    fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
         hdtach::check_pass_span(user_bytes, self.block_bytes)?;
         if !(self.idle_minutes.is_finite() && self.idle_minutes >= 0.0) {
@@ -122,7 +124,7 @@ impl Torture {
         Ok(steps)
     }
 
-    pub fn summarize(&self, results: &[StepResult], user_bytes: u64) -> TortureSummary {
+    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> TortureSummary {
         let torture = results
             .iter()
             .find(|r| r.label.starts_with("torture"))

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Step, StepResult};
+use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
 use crate::units::UNIT_BYTES;
 use crate::workload::{Pattern, Workload};
@@ -79,8 +79,12 @@ impl UsedVsNew {
         }
         Ok((os, span))
     }
+}
 
-    pub fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
+impl Procedure for UsedVsNew {
+    type Summary = UsedVsNewSummary;
+
+    fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         let (os, span) = self.layout(user_bytes)?;
         let test = |state: &str| Step::Run {
             workload: Workload {
@@ -120,7 +124,7 @@ impl UsedVsNew {
         Ok(steps)
     }
 
-    pub fn summarize(&self, results: &[StepResult], user_bytes: u64) -> UsedVsNewSummary {
+    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> UsedVsNewSummary {
         let states = results
             .iter()
             .filter_map(|r| {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hdtach::{check_compressibility, fill_and_torture};
-use super::{Step, StepResult};
+use super::{Procedure, Step, StepResult};
 use crate::error::Result;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -40,13 +40,16 @@ pub struct WorstCaseWaSummary {
     pub compressibility: f64,
 }
 
-impl WorstCaseWa {
-    pub fn steps(&self) -> Result<Vec<Step>> {
+impl Procedure for WorstCaseWa {
+    type Summary = WorstCaseWaSummary;
+
+    /// The fill and torture cover the whole drive, whatever its size.
+    fn steps(&self, _user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
         Ok(fill_and_torture(self.torture_minutes, self.compressibility)?.to_vec())
     }
 
-    pub fn summarize(&self, results: &[StepResult]) -> WorstCaseWaSummary {
+    fn summarize(&self, results: &[StepResult], _user_bytes: u64) -> WorstCaseWaSummary {
         let phase = results.iter().rev().find_map(|r| r.phase.as_ref());
         let (wa, steady, clean, worst) = phase.map_or((0.0, 0.0, 0.0, 0.0), |p| {
             let bytes = &p.series.bytes[1];

@@ -3,7 +3,8 @@
 //! count, so every time scale (burst length, torture damage, idle recovery) stays as on 256 GB.
 
 use ssdlab::scenario::{
-    run_steps, Consistency, ConsistencySummary, HdTachSummary, Torture, UsedVsNew, WorstCaseWa,
+    run_steps, Consistency, ConsistencySummary, HdTachSummary, Procedure, Torture, UsedVsNew,
+    WorstCaseWa,
 };
 use ssdlab::{presets, Drive};
 
@@ -165,8 +166,9 @@ fn compressible_data_gives_wa_below_one_on_the_compressing_drive() {
             compressibility: c,
         };
         let mut d = drive(preset);
-        let r = run_steps(&mut d, &w.steps().unwrap(), 7, &mut |_, _| true).unwrap();
-        w.summarize(&r)
+        let steps = w.steps(d.user_bytes()).unwrap();
+        let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
+        w.summarize(&r, d.user_bytes())
     };
     let compressible = run("compressing", 0.3);
     assert!(compressible.write_amplification < 1.0, "{compressible:?}");
