@@ -428,9 +428,16 @@ class _ProcedureResult:
     SCENARIOS: tuple[str, ...] = ()
     FILES: tuple[str, ...] = ()
 
-    summary: Dict[str, Any]
-    config: Optional[DriveConfig]
-    steps: List[StepResult]
+    def __init__(
+        self,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.summary = summary
+        self.config = config
+        self.steps = list(steps or [])
 
     @property
     def label(self) -> str:
@@ -487,9 +494,7 @@ class HdtachResult(_ProcedureResult):
         steps: Optional[List[StepResult]] = None,
     ) -> None:
         self.passes = passes
-        self.summary = summary
-        self.config = config
-        self.steps = list(steps or [])
+        super().__init__(summary, config=config, steps=steps)
 
     def __repr__(self) -> str:
         rows = "; ".join(
@@ -601,9 +606,7 @@ class UsedVsNewResult(_ProcedureResult):
         steps: Optional[List[StepResult]] = None,
     ) -> None:
         self.states = states
-        self.summary = summary
-        self.config = config
-        self.steps = list(steps or [])
+        super().__init__(summary, config=config, steps=steps)
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{r.state} {r.mb_s:.2f} MB/s" for r in self.states.itertuples())
@@ -665,18 +668,6 @@ class UsedVsNewResult(_ProcedureResult):
         self.states.to_csv(staging / "used_vs_new.csv", index=False, float_format="%.10g")
 
 
-def _steady_wa(steps: List[StepResult], torture_minutes: float) -> Optional[float]:
-    """NAND ÷ host writes over the last fifth of the torture: the window of the core's
-    `worst_mb_s` (scenario/wa.rs), so that it compares with the speed-ratio estimate."""
-    torture = next((s for s in reversed(steps) if s.series is not None), None)
-    if torture is None or torture.series is None or torture.interval_s != 1.0:
-        return None
-    seconds = min(math.ceil(torture_minutes * 60.0), len(torture.series))
-    window = torture.series.iloc[seconds - seconds // 5 : seconds]
-    host = float(window["host_units"].sum())
-    return float(window["nand_units"].sum()) / host if host > 0 else None
-
-
 class WorstCaseWaResult(_ProcedureResult):
     """Estimated worst-case write amplification: the true NAND/host ratio over a torture next to the
     speed-ratio estimate (clean MB/s ÷ worst MB/s) (docs/results.md, section *wa*).
@@ -689,17 +680,6 @@ class WorstCaseWaResult(_ProcedureResult):
 
     SCENARIOS = ("wa",)
     FILES = WA_FILES
-
-    def __init__(
-        self,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.summary = summary
-        self.config = config
-        self.steps = list(steps or [])
 
     def __repr__(self) -> str:
         s = self.summary
@@ -738,7 +718,8 @@ class WorstCaseWaResult(_ProcedureResult):
         )
         summary["compression"] = config.ftl.compression
         summary["write_amplification"] = core_summary["write_amplification"]
-        summary["steady_write_amplification"] = _steady_wa(steps, float(params["torture_minutes"]))
+        # The core measures it over the window of `worst_mb_s`; 0 means no host writes there.
+        summary["steady_write_amplification"] = core_summary["steady_write_amplification"] or None
         for key in ("speed_ratio_estimate", "clean_mb_s", "worst_mb_s"):
             summary[key] = core_summary[key]
         return cls(_plain(summary), config=config, steps=steps)
