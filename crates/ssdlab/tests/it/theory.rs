@@ -3,9 +3,9 @@
 //! 2010, Van Houdt 2013, via Desnoyers' approximation), at several spare factors.
 
 use ssdlab::theory::{self, wa_fifo};
-use ssdlab::{Drive, GcPolicy, UNIT_BYTES};
+use ssdlab::GcPolicy;
 
-use crate::support::{fill, random_writes, run, small_drive};
+use crate::support::small_drive;
 
 fn wa_greedy(alpha: f64, b: u32) -> f64 {
     theory::wa_greedy(alpha, f64::from(b))
@@ -16,25 +16,12 @@ struct Measured {
     alpha_eff: f64,
 }
 
-/// Fills a 2048-block drive with 64-unit blocks, writes 4 drive-fulls of random data to reach
-/// steady state, then measures WA over 3 more.
+/// Steady-state WA on a 2048-block drive with 64-unit blocks.
 fn measure(op: f64, policy: GcPolicy) -> Measured {
-    let cfg = small_drive(2048, 64, op, policy);
-    let mut drive = Drive::new(&cfg, 11).unwrap();
-    let user = drive.user_units();
-    let steps = [
-        fill(user * UNIT_BYTES),
-        random_writes("warm-up", 4 * user),
-        random_writes("measure", 3 * user),
-    ];
-    let results = run(&mut drive, &steps, 5);
-    let c = results[2].phase.as_ref().unwrap().counters;
-    let layout = drive.layout();
-    let open_blocks = 2.0;
-    let blocks = f64::from(layout.total_blocks) - c.mean_free_blocks().unwrap() - open_blocks;
+    let m = theory::measure_uniform_wa(&small_drive(2048, 64, op, policy), 11).unwrap();
     Measured {
-        wa: c.write_amplification().unwrap(),
-        alpha_eff: blocks * f64::from(layout.units_per_block) / user as f64,
+        wa: m.write_amplification,
+        alpha_eff: m.alpha_eff,
     }
 }
 
