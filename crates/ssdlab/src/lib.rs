@@ -37,6 +37,7 @@ pub mod drive;
 pub mod error;
 pub mod ftl;
 pub mod gc;
+mod hugepages;
 pub mod metrics;
 pub mod nand;
 mod prefetch;

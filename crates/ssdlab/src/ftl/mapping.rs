@@ -2,6 +2,7 @@
 //! a bitmap of which physical units hold valid data. P2L entries of invalid units are stale; the
 //! bitmap is the truth.
 
+use crate::hugepages::table;
 use crate::units::{Lpn, Ppa, UNMAPPED};
 
 #[derive(Clone, Debug)]
@@ -14,9 +15,9 @@ pub struct Mapping {
 impl Mapping {
     pub fn new(user_units: u64, physical_units: u64) -> Mapping {
         Mapping {
-            l2p: vec![UNMAPPED; user_units as usize],
-            p2l: vec![UNMAPPED; physical_units as usize],
-            valid: vec![0; physical_units.div_ceil(64) as usize],
+            l2p: table(user_units as usize, UNMAPPED),
+            p2l: table(physical_units as usize, UNMAPPED),
+            valid: table(physical_units.div_ceil(64) as usize, 0),
         }
     }
 
