@@ -158,6 +158,13 @@ impl Ftl {
         for &ppa in units.iter().take(AHEAD) {
             self.map.prefetch_owner_entry(ppa);
         }
+        if self.slots_per_unit == 1 {
+            let copied = self.copy_units(die, victim, &units, now);
+            self.scratch = units;
+            copied?;
+            self.finish_victim(die, victim, now);
+            return Ok(());
+        }
         let mut i = 0;
         while i < units.len() {
             let page = self.page_of(victim, units[i]);
@@ -181,6 +188,69 @@ impl Ftl {
         }
         self.scratch = units;
         self.finish_victim(die, victim, now);
+        Ok(())
+    }
+
+    /// The copy loop of [`Ftl::clean`] when an entry is one unit (no compression): the same
+    /// reads, programs, mapping updates and counts as moving entries one by one through
+    /// [`Ftl::relocate`], in the same order, but with the per-page and per-block bookkeeping done
+    /// once per run of units instead of once per unit. GC copies are most of the simulator's work.
+    fn copy_units(&mut self, die: u32, victim: u32, units: &[Ppa], now: SimTime) -> Result<()> {
+        let d = die as usize;
+        let gc = Stream::Gc as usize;
+        let mut i = 0;
+        while i < units.len() {
+            // One page of the victim: read its valid units, then program them into the frontier.
+            let page = self.page_of(victim, units[i]);
+            let mut j = i + 1;
+            while j < units.len() && self.page_of(victim, units[j]) == page {
+                j += 1;
+            }
+            self.read_for_gc(die, (j - i) as u32, now);
+            while i < j {
+                let mut f = self.frontiers[gc][d];
+                if f.block == NONE {
+                    f = super::Frontier {
+                        block: self.take_free(die)?,
+                        next: 0,
+                        used: 0,
+                    };
+                }
+                // Up to the end of the frontier's page (a page never spans blocks).
+                let room = self.page_slots - f.used % self.page_slots;
+                let n = room.min((j - i) as u32);
+                let first = f.block * self.entries_per_block + f.next;
+                for (k, &old) in units[i..i + n as usize].iter().enumerate() {
+                    if let Some(&ahead) = units.get(i + k + AHEAD) {
+                        self.map.prefetch_owner_entry(ahead);
+                    }
+                    let new = first + k as u32;
+                    self.map.relocate(self.map.owner(old), old, new);
+                    if let Some(a) = &mut self.audit {
+                        a.programmed(new);
+                    }
+                }
+                i += n as usize;
+                self.blocks.valid[victim as usize] -= n;
+                self.blocks.valid[f.block as usize] += n;
+                self.nand_write_slots += u64::from(n);
+                self.gc_write_slots += u64::from(n);
+                self.seq += u64::from(n);
+                f.next += n;
+                f.used += n;
+                self.blocks.entries[f.block as usize] = f.next;
+                self.blocks.used[f.block as usize] = f.used;
+                if n == room {
+                    self.timelines
+                        .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+                }
+                if f.used == self.block_slots {
+                    self.close(die, f.block);
+                    f = super::Frontier::CLOSED;
+                }
+                self.frontiers[gc][d] = f;
+            }
+        }
         Ok(())
     }
 
