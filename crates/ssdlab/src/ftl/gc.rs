@@ -241,8 +241,12 @@ impl Ftl {
                 self.blocks.entries[f.block as usize] = f.next;
                 self.blocks.used[f.block as usize] = f.used;
                 if n == room {
-                    self.timelines
-                        .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+                    self.timelines.program(
+                        die,
+                        now,
+                        self.layout.t_xfer_program,
+                        self.layout.t_program,
+                    );
                 }
                 if f.used == self.block_slots {
                     self.close(die, f.block);
