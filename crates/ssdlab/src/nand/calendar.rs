@@ -88,6 +88,7 @@ impl Calendar {
     }
 
     /// Books `[from, to)`; an empty word is stored without being read.
+    #[inline]
     fn set_range(&mut self, from: u64, to: u64) {
         let mut s = from;
         while s < to {
@@ -197,24 +198,34 @@ impl Calendar {
     }
 
     /// Books `duration` in the earliest gap starting at or after `ready`; returns its start.
+    #[inline]
     pub fn book(&mut self, ready: SimTime, duration: SimTime) -> SimTime {
         let k = duration.ns().div_ceil(SLOT_NS).max(1);
         let mut s = ready.ns().div_ceil(SLOT_NS).max(self.floor);
+        // Past every booking and inside the ring (the common case): nothing to search.
+        if s < self.horizon || s + k > self.floor + self.cap() {
+            s = self.find_gap(s, k);
+        }
+        self.set_range(s, s + k);
+        self.horizon = self.horizon.max(s + k);
+        SimTime(s * SLOT_NS)
+    }
+
+    /// The first slot at or after `s` that starts `k` free slots, growing the ring to hold it.
+    #[inline(never)]
+    fn find_gap(&mut self, mut s: u64, k: u64) -> u64 {
         loop {
             if s + k > self.floor + self.cap() {
                 self.grow(s + k - self.floor);
             }
             if s >= self.horizon {
-                break;
+                return s;
             }
             match self.last_set(s, (s + k).min(self.horizon)) {
-                None => break,
+                None => return s,
                 Some(busy) => s = busy + 1,
             }
         }
-        self.set_range(s, s + k);
-        self.horizon = self.horizon.max(s + k);
-        SimTime(s * SLOT_NS)
     }
 }
 
