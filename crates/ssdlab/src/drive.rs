@@ -68,6 +68,12 @@ impl WriteBuffer {
         t
     }
 
+    /// Units that can be admitted now without waiting.
+    #[inline]
+    fn room(&self) -> u32 {
+        self.capacity.saturating_sub(self.used)
+    }
+
     #[inline]
     fn programmed(&mut self, done: SimTime, units: u32) {
         self.in_flight.push(Reverse((done, units)));
@@ -238,7 +244,23 @@ impl Drive {
                 let arrived = command_done + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
                 self.link_free = arrived;
                 let mut ack = arrived;
-                for lpn in io.lpn..io.lpn + io.units {
+                let end = io.lpn + io.units;
+                let mut lpn = io.lpn;
+                while lpn < end {
+                    // Units that fit both the open host page and the free buffer go in together.
+                    let run = self
+                        .ftl
+                        .host_run_room()
+                        .min(end - lpn)
+                        .min(self.buffer.room());
+                    if run >= 2 {
+                        self.buffer.used += run;
+                        if let Some((done, units)) = self.ftl.host_write_run(lpn, run, ack)? {
+                            self.buffer.programmed(done, units);
+                        }
+                        lpn += run;
+                        continue;
+                    }
                     ack = self.buffer.admit(ack);
                     if let Some((done, units)) =
                         self.ftl.host_write(lpn, ack, io.compressibility)?
@@ -250,6 +272,7 @@ impl Drive {
                         ack = ack.max(until);
                         self.link_free = self.link_free.max(until);
                     }
+                    lpn += 1;
                 }
                 Ok(ack)
             }

@@ -359,6 +359,79 @@ impl Ftl {
         Ok(done)
     }
 
+    /// How many more host units the host page being assembled takes, when they can go through
+    /// [`Ftl::host_write_run`]: 0 when no page is open or the drive compresses.
+    #[inline]
+    pub fn host_run_room(&self) -> u32 {
+        match self.host_die {
+            Some(die) if self.slots_per_unit == 1 => {
+                let f = self.frontiers[Stream::Host as usize][die as usize];
+                self.page_slots - f.used % self.page_slots
+            }
+            _ => 0,
+        }
+    }
+
+    /// Writes host units `lpn .. lpn + n`, all arriving at `now`, into the open host page
+    /// (`n` ≤ [`Ftl::host_run_room`], so no block is opened and no GC is triggered): the same
+    /// state and return value as `n` calls of [`Ftl::host_write`], with the page bookkeeping done
+    /// once. Sequential writes (the fill) take this path.
+    pub fn host_write_run(
+        &mut self,
+        lpn: Lpn,
+        n: u32,
+        now: SimTime,
+    ) -> Result<Option<(SimTime, u32)>> {
+        let room = self.host_run_room();
+        assert!(
+            n >= 1 && n <= room,
+            "host_write_run: {n} units for a page with room for {room}"
+        );
+        let die = self.host_die.expect("an open host page");
+        let d = die as usize;
+        let mut f = self.frontiers[Stream::Host as usize][d];
+        let first = f.block * self.entries_per_block + f.next;
+        for (i, ppa) in (first..first + n).enumerate() {
+            let prev = self.map.map(lpn + i as Lpn, ppa);
+            if prev != UNMAPPED {
+                let b = self.block_of(prev) as usize;
+                self.blocks.valid[b] -= 1;
+            }
+            if let Some(a) = &mut self.audit {
+                a.programmed(ppa);
+            }
+        }
+        self.counters.host_write_units += u64::from(n);
+        self.counters.free_block_samples_sum += self.free_total * u64::from(n);
+        self.host_page_units += n;
+        self.blocks.valid[f.block as usize] += n;
+        self.nand_write_slots += u64::from(n);
+        self.seq += u64::from(n);
+        f.next += n;
+        f.used += n;
+        self.blocks.entries[f.block as usize] = f.next;
+        self.blocks.used[f.block as usize] = f.used;
+        self.frontiers[Stream::Host as usize][d] = f;
+        if n < room {
+            return Ok(None);
+        }
+        self.timelines
+            .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+        if f.used == self.block_slots {
+            self.close(die, f.block);
+            self.frontiers[Stream::Host as usize][d] = Frontier::CLOSED;
+        }
+        self.host_die = None;
+        let done = (
+            self.timelines.die_free(die),
+            std::mem::take(&mut self.host_page_units),
+        );
+        if self.mode == GcMode::Active {
+            self.active_step(die, now, 1)?;
+        }
+        Ok(Some(done))
+    }
+
     /// Appends one entry of `slots` for `lpn` to a die's open block (which must have room),
     /// mapping it; `old` is the entry it moves from (GC), or `None` for a new write. Programs
     /// every page it completes and closes a full block. Returns (pages programmed, new entry).
