@@ -48,8 +48,15 @@ impl Io {
 struct WriteBuffer {
     capacity: u32,
     used: u32,
-    /// Completion times of programs whose data still occupies the buffer, and their units.
-    in_flight: BinaryHeap<Reverse<(SimTime, u32)>>,
+    /// Programs whose data still occupies the buffer, earliest first: completion time and units,
+    /// packed by [`pack`] so the heap compares one integer.
+    in_flight: BinaryHeap<Reverse<u128>>,
+}
+
+/// `(done, units)` as one integer that orders like the pair.
+#[inline]
+fn pack(done: SimTime, units: u32) -> u128 {
+    (u128::from(done.ns()) << 32) | u128::from(units)
 }
 
 impl WriteBuffer {
@@ -57,12 +64,12 @@ impl WriteBuffer {
     #[inline]
     fn admit(&mut self, mut t: SimTime) -> SimTime {
         while self.used >= self.capacity {
-            let Reverse((done, units)) = self
+            let Reverse(key) = self
                 .in_flight
                 .pop()
                 .expect("a full buffer always has a program in flight");
-            t = t.max(done);
-            self.used -= units;
+            t = t.max(SimTime((key >> 32) as u64));
+            self.used -= key as u32;
         }
         self.used += 1;
         t
@@ -76,7 +83,7 @@ impl WriteBuffer {
 
     #[inline]
     fn programmed(&mut self, done: SimTime, units: u32) {
-        self.in_flight.push(Reverse((done, units)));
+        self.in_flight.push(Reverse(pack(done, units)));
     }
 
     fn clear(&mut self) {

@@ -50,7 +50,9 @@ impl Workload {
         let mut checked_second = 0u64;
 
         loop {
-            let Reverse(mut t) = slots.pop().expect("the loop keeps queue_depth slots");
+            // The slot that frees first submits next; it is refilled in place below.
+            let mut slot = slots.peek_mut().expect("the loop keeps queue_depth slots");
+            let Reverse(mut t) = *slot;
             if let Some(gap) = plan.rate_gap {
                 t = t.max(next_allowed);
                 next_allowed = t + gap;
@@ -123,7 +125,8 @@ impl Workload {
             series.caused((t - start).ns(), &before, &after);
             before = after;
             last_ack = last_ack.max(ack);
-            slots.push(Reverse(ack + plan.think));
+            *slot = Reverse(ack + plan.think);
+            drop(slot);
 
             if submitted_ios % 8192 == 0 {
                 let elapsed = (t - start).as_secs_f64();
