@@ -9,7 +9,7 @@ use super::stream::{RequestStream, LOOKAHEAD};
 use super::{PhaseResult, Progress, Rw, Workload};
 use crate::drive::{Drive, Io, IoKind};
 use crate::error::{Error, Result};
-use crate::metrics::{LatencyRecorder, Series};
+use crate::metrics::{IntervalClock, LatencyRecorder, Series};
 use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
 
 impl Workload {
@@ -32,6 +32,11 @@ impl Workload {
         let start = drive.now();
         let counters_before = drive.counters();
         let mut series = Series::new(plan.interval_ns);
+        // Submissions come in time order, completions nearly so: one clock for each.
+        let (mut submit_clock, mut done_clock) = (
+            IntervalClock::new(plan.interval_ns),
+            IntervalClock::new(plan.interval_ns),
+        );
         let mut latency: [LatencyRecorder; 3] = Default::default();
         let mut ios = [0u64; 3];
         let mut bytes = [0u64; 3];
@@ -99,8 +104,8 @@ impl Workload {
                 bytes[2] += block_bytes;
                 latency[2].record((trimmed - t).ns());
                 series.completed(
+                    done_clock.index((trimmed - start).ns()),
                     IoKind::Trim,
-                    (trimmed - start).ns(),
                     block_bytes,
                     (trimmed - t).ns(),
                 );
@@ -120,9 +125,14 @@ impl Workload {
             submitted_ios += 1;
             submitted_bytes += block_bytes;
             latency[k].record((ack - t).ns());
-            series.completed(kind, (ack - start).ns(), block_bytes, (ack - t).ns());
+            series.completed(
+                done_clock.index((ack - start).ns()),
+                kind,
+                block_bytes,
+                (ack - t).ns(),
+            );
             let after = drive.tally();
-            series.caused((t - start).ns(), &before, &after);
+            series.caused(submit_clock.index((t - start).ns()), &before, &after);
             before = after;
             last_ack = last_ack.max(ack);
             *slot = Reverse(ack + plan.think);
