@@ -217,7 +217,7 @@ impl Ftl {
                     };
                 }
                 // Up to the end of the frontier's page (a page never spans blocks).
-                let room = self.page_slots - f.used % self.page_slots;
+                let room = self.page_room(f.used);
                 let n = room.min((j - i) as u32);
                 let first = f.block * self.entries_per_block + f.next;
                 for (k, &old) in units[i..i + n as usize].iter().enumerate() {
@@ -298,9 +298,7 @@ impl Ftl {
     /// Reads one page's worth of valid data for GC into the controller.
     #[inline]
     pub(super) fn read_for_gc(&mut self, die: u32, slots: u32, now: SimTime) {
-        let xfer = SimTime(
-            self.layout.t_xfer_unit.ns() * u64::from(slots) / u64::from(self.slots_per_unit),
-        );
+        let xfer = self.xfer_time(slots);
         self.timelines.read(die, now, self.layout.t_read, xfer);
         self.counters.gc_page_reads += 1;
     }

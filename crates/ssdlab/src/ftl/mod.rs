@@ -366,7 +366,7 @@ impl Ftl {
         match self.host_die {
             Some(die) if self.slots_per_unit == 1 => {
                 let f = self.frontiers[Stream::Host as usize][die as usize];
-                self.page_slots - f.used % self.page_slots
+                self.page_room(f.used)
             }
             _ => 0,
         }
@@ -510,6 +510,27 @@ impl Ftl {
         done
     }
 
+    /// Slots left in the page that `used` slots of a block reach into (a whole page at a page
+    /// boundary).
+    #[inline]
+    fn page_room(&self, used: u32) -> u32 {
+        match self.page_slots_shift {
+            Some(shift) => self.page_slots - (used & ((1 << shift) - 1)),
+            None => self.page_slots - used % self.page_slots,
+        }
+    }
+
+    /// Transfer time of `slots` slots of data.
+    #[inline]
+    fn xfer_time(&self, slots: u32) -> SimTime {
+        let unit = self.layout.t_xfer_unit.ns();
+        SimTime(if self.slots_per_unit == 1 {
+            unit * u64::from(slots)
+        } else {
+            unit * u64::from(slots) / u64::from(self.slots_per_unit)
+        })
+    }
+
     #[inline]
     fn block_of(&self, ppa: Ppa) -> u32 {
         match self.entries_shift {
@@ -528,10 +549,7 @@ impl Ftl {
         }
         self.counters.host_page_reads += 1;
         let die = self.layout.die_of_block(self.block_of(ppa));
-        let xfer = SimTime(
-            self.layout.t_xfer_unit.ns() * u64::from(self.slot_size(ppa))
-                / u64::from(self.slots_per_unit),
-        );
+        let xfer = self.xfer_time(self.slot_size(ppa));
         self.timelines.read(die, now, self.layout.t_read, xfer)
     }
 
