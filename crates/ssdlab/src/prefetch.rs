@@ -1,4 +1,4 @@
-//! A software prefetch hint, the crate's only unsafe code.
+//! A software prefetch hint (with `hugepages.rs`, the crate's only unsafe code).
 //!
 //! Why: the simulator's cost is dominated by one cache miss per moved or overwritten 4 KiB unit
 //! in the L2P table (hundreds of MB for a 256 GB drive). The workload engine knows upcoming
