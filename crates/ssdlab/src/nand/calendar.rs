@@ -5,9 +5,11 @@
 //!
 //! Time is divided into slots of [`SLOT_NS`]; a ring bitmap marks booked slots from the floor
 //! (the earliest time any future request can be ready) onwards, and grows when bookings reach
-//! further ahead than it covers. A summary bitmap (one bit per 64-slot word, set when the word may
-//! hold a booking) lets a booking skip loading words it knows are empty: bookings land on fresh
-//! memory every few hundred slots, and those loads, not the search, were the calendar's cost.
+//! further ahead than it covers. A summary bitmap (one bit per 64-slot word, set when the word
+//! holds a booking of the current lap of the ring) is the truth about which words count: a
+//! booking stores into an unmarked word without loading it, a search skips unmarked words, and
+//! the floor frees words by unmarking them without touching them. Bookings land on fresh memory
+//! every few hundred slots, and those memory accesses, not the search, were the calendar's cost.
 
 use crate::units::SimTime;
 
@@ -77,7 +79,6 @@ impl Calendar {
         let end = new_floor.min(self.horizon.max(self.floor));
         if end > self.floor {
             if end - self.floor >= self.cap() {
-                self.bits.fill(0);
                 self.summary.fill(0);
             } else {
                 self.clear_range(self.floor, end);
@@ -106,50 +107,32 @@ impl Calendar {
         }
     }
 
-    /// Frees `[from, to)` inside one word.
-    fn clear_in_word(&mut self, from: u64, to: u64) {
-        if from >= to {
-            return;
-        }
-        let w = self.word_of(from);
-        if self.maybe_set(w) {
-            self.bits[w] &= !span_mask(from & 63, to - from);
-            if self.bits[w] == 0 {
-                self.summary[w >> 6] &= !(1 << (w & 63));
-            }
-        }
-    }
-
-    /// Frees `[from, to)`, whole words at a time where it can.
+    /// Frees `[from, to)`: the words the floor passed entirely lose their summary bit, and their
+    /// contents become garbage no one reads (the next booking of a word without its bit stores
+    /// over it). The word the new floor lands in keeps its bits: those below the floor are never
+    /// searched, as every search starts at or after the floor. Nothing here touches the words
+    /// themselves, which would mean a cache miss per word booked seconds ago.
     fn clear_range(&mut self, from: u64, to: u64) {
-        let head_end = from.next_multiple_of(64).min(to);
-        self.clear_in_word(from, head_end);
-        let tail_start = (to / 64 * 64).max(head_end);
-        let mut w = head_end;
-        while w < tail_start {
+        // The words from the one holding `from` up to the one holding `to` (excluded) end at or
+        // before `to`.
+        let mut w = from & !63;
+        let last = to & !63;
+        while w < last {
             // Whole words up to the ring's end, then wrap.
             let p = self.word_of(w);
-            let words = (((tail_start - w) >> 6) as usize).min(self.bits.len() - p);
-            self.clear_words(p, p + words);
+            let words = (((last - w) >> 6) as usize).min(self.bits.len() - p);
+            self.unmark(p, p + words);
             w += (words as u64) << 6;
         }
-        self.clear_in_word(tail_start, to);
     }
 
-    /// Zeroes ring words `[from, to)`: only those the summary marks, then their summary bits.
-    fn clear_words(&mut self, from: usize, to: usize) {
+    /// Clears the summary bits of ring words `[from, to)`.
+    fn unmark(&mut self, from: usize, to: usize) {
         let mut i = from;
         while i < to {
             let bit = (i & 63) as u64;
             let n = (64 - bit).min((to - i) as u64);
-            let m = span_mask(bit, n);
-            let mut marked = self.summary[i >> 6] & m;
-            while marked != 0 {
-                let b = marked.trailing_zeros() as usize;
-                self.bits[(i & !63) + b] = 0;
-                marked &= marked - 1;
-            }
-            self.summary[i >> 6] &= !m;
+            self.summary[i >> 6] &= !span_mask(bit, n);
             i += n as usize;
         }
     }
@@ -182,14 +165,14 @@ impl Calendar {
         let mut bigger = Calendar::with_words((cap / 64) as usize);
         bigger.floor = self.floor;
         bigger.horizon = self.horizon;
-        // Copy the live window [floor, horizon) a word at a time: both rings are multiples of 64
-        // slots, so a slot keeps its bit offset; slots below the floor were cleared as it passed.
+        // Copy the marked words of the live window [floor, horizon): both rings are multiples of
+        // 64 slots, so a slot keeps its bit offset.
         let mut s = self.floor & !63;
         while s < self.horizon {
-            let word = self.bits[self.word_of(s)];
-            if word != 0 {
+            let old = self.word_of(s);
+            if self.maybe_set(old) {
                 let w = bigger.word_of(s);
-                bigger.bits[w] = word;
+                bigger.bits[w] = self.bits[old];
                 bigger.summary[w >> 6] |= 1 << (w & 63);
             }
             s += 64;
