@@ -32,11 +32,8 @@ pub struct Calendar {
 /// Bits `lo..lo + n` of a word (`n` ≥ 1, `lo + n` ≤ 64).
 #[inline]
 fn span_mask(lo: u64, n: u64) -> u64 {
-    if n == 64 {
-        u64::MAX
-    } else {
-        ((1u64 << n) - 1) << lo
-    }
+    debug_assert!(n >= 1 && lo + n <= 64);
+    (u64::MAX >> (64 - n)) << lo
 }
 
 impl Calendar {
@@ -181,7 +178,7 @@ impl Calendar {
     }
 
     /// Books `duration` in the earliest gap starting at or after `ready`; returns its start.
-    #[inline]
+    #[inline(always)]
     pub fn book(&mut self, ready: SimTime, duration: SimTime) -> SimTime {
         let k = duration.ns().div_ceil(SLOT_NS).max(1);
         let mut s = ready.ns().div_ceil(SLOT_NS).max(self.floor);
