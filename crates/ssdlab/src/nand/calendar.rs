@@ -178,7 +178,7 @@ impl Calendar {
     }
 
     /// Books `duration` in the earliest gap starting at or after `ready`; returns its start.
-    #[inline(always)]
+    #[inline]
     pub fn book(&mut self, ready: SimTime, duration: SimTime) -> SimTime {
         let k = duration.ns().div_ceil(SLOT_NS).max(1);
         let mut s = ready.ns().div_ceil(SLOT_NS).max(self.floor);
