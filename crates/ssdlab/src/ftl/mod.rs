@@ -401,6 +401,8 @@ impl Ftl {
                 a.programmed(ppa);
             }
         }
+        // The frontier accounting of `append`, for a run; `copy_units` has its GC twin (see there
+        // why they are not one helper).
         self.counters.host_write_units += u64::from(n);
         self.counters.free_block_samples_sum += self.free_total * u64::from(n);
         self.host_page_units += n;
