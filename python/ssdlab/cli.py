@@ -301,6 +301,13 @@ def _api_default(function: Callable[..., Any], name: str) -> Any:
     return inspect.signature(function).parameters[name].default
 
 
+def _apply_options(function: Callable[..., Any], options: List[Callable[..., Any]]) -> Callable[..., Any]:
+    """Decorates `function` with click `options`, the first listed shown first in --help."""
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
 def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """The simulated-drive and output options the procedure commands share with `consistency`."""
     options = [
@@ -333,9 +340,7 @@ def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary."),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+    return _apply_options(function, options)
 
 
 def _device_options(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -354,9 +359,7 @@ def _device_options(function: Callable[..., Any]) -> Callable[..., Any]:
             help="With --device: overwrite even a device or file that carries a filesystem or partition table.",
         ),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+    return _apply_options(function, options)
 
 
 def _minutes_option(default: float, help_text: str) -> Callable[..., Any]:
