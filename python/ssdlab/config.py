@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Dict, Literal, Mapping, Optional, Union, get_args
+from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -38,6 +38,7 @@ __all__ = [
     "Geometry",
     "HostInterface",
     "IdleGc",
+    "Spread",
     "Timing",
     "load_preset",
     "preset_names",
@@ -73,7 +74,14 @@ def _default(*path: str) -> Any:
 
 
 def _field(section: str, key: str, description: str) -> Any:
-    return Field(default=_default(section, key), description=description)
+    default = _default(section, key)
+    if isinstance(default, list):
+        return Field(default_factory=lambda: list(default), description=description)
+    return Field(default=default, description=description)
+
+
+def _field2(section: str, sub: str, key: str, description: str) -> Any:
+    return Field(default=_default(section, sub, key), description=description)
 
 
 class _FieldError(SsdlabError):
@@ -137,15 +145,39 @@ class Geometry(_Model):
     blocks_per_plane: U32 = _field("geometry", "blocks_per_plane", "Erase blocks per plane.")
     pages_per_block: U32 = _field("geometry", "pages_per_block", "Flash pages per erase block.")
     page_bytes: U32 = _field("geometry", "page_bytes", "Flash page size in bytes (a multiple of 4096).")
+    bad_block_pct: float = _field(
+        "geometry", "bad_block_pct", "Factory bad blocks: up to this percentage of each die's blocks, per die."
+    )
+
+
+class Spread(_Model):
+    """How NAND operation times vary: log-normal factors with median 1 (sigma of their log)."""
+
+    program_sigma: float = _field2("timing", "spread", "program_sigma", "Program time, operation to operation.")
+    block_sigma: float = _field2("timing", "spread", "block_sigma", "Program speed of a block against the others.")
+    die_sigma: float = _field2("timing", "spread", "die_sigma", "Speed of a die against the others.")
+    erase_sigma: float = _field2("timing", "spread", "erase_sigma", "Erase time, operation to operation and by block.")
+    max_factor: float = _field2(
+        "timing", "spread", "max_factor", "No operation takes longer than this multiple of its typical time."
+    )
 
 
 class Timing(_Model):
     """NAND and bus timing."""
 
-    read_us: float = _field("timing", "read_us", "Page read (tR), microseconds.")
-    program_us: float = _field("timing", "program_us", "Page program (tPROG), microseconds.")
-    erase_us: float = _field("timing", "erase_us", "Block erase (tBERS), microseconds.")
+    read_us: float = _field("timing", "read_us", "Page read (tR), microseconds (typical).")
+    program_us: float = _field("timing", "program_us", "Page program (tPROG), microseconds (typical).")
+    erase_us: float = _field("timing", "erase_us", "Block erase (tBERS), microseconds (typical).")
     channel_mb_s: float = _field("timing", "channel_mb_s", "Channel bandwidth, MB/s (10^6 bytes).")
+    program_page_factors: List[float] = _field(
+        "timing",
+        "program_page_factors",
+        "Program time per page type as multiples of program_us, cycling over a block's pages.",
+    )
+    read_page_factors: List[float] = _field(
+        "timing", "read_page_factors", "Read time per page type as multiples of read_us, cycling like the above."
+    )
+    spread: Spread = Field(default_factory=Spread, description="How operation times vary.")
 
 
 class HostInterface(_Model):
@@ -182,6 +214,11 @@ class FtlConfig(_Model):
     )
     active_gc_free_blocks: U32 = _field(
         "ftl", "active_gc_free_blocks", "Active mode: background GC keeps each die's free pool at this size."
+    )
+    gc_catch_up: float = _field(
+        "ftl",
+        "gc_catch_up",
+        "On-demand mode: copies per host page while a die recovers, as a multiple of the break-even share.",
     )
     striping: StripingName = _field("ftl", "striping", "How host pages are spread over dies.")
     idle_gc: Optional[IdleGc] = _field("ftl", "idle_gc", "Idle-time GC; None: nothing happens while idle.")

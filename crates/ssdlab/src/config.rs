@@ -18,6 +18,9 @@ use crate::units::{format_bytes, UNIT_BYTES};
 /// visibly less efficient than on the full drive (see `docs/parameters.md`).
 pub const MIN_BLOCKS_PER_PLANE: u32 = 512;
 
+/// Smallest number of pages per block a capacity-scaled drive may have.
+pub const MIN_PAGES_PER_BLOCK: u32 = 4;
+
 /// A complete, serialisable description of a simulated drive.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -48,6 +51,10 @@ pub struct Geometry {
     pub pages_per_block: u32,
     /// Flash page size in bytes (a multiple of the 4 KiB mapping unit).
     pub page_bytes: u32,
+    /// Factory bad blocks: each die has between 0 and this percentage of its blocks retired,
+    /// drawn from the seed (datasheets guarantee ~98 % valid blocks). They come out of the
+    /// spare area, so dies differ a little in over-provisioning.
+    pub bad_block_pct: f64,
 }
 
 /// NAND and bus timing (2013-class 25 nm MLC by default; see `docs/parameters.md`).
@@ -62,6 +69,32 @@ pub struct Timing {
     pub erase_us: f64,
     /// Channel (bus) bandwidth between controller and dies.
     pub channel_mb_s: f64,
+    /// Program time of each page type as a multiple of `program_us`, cycling over the pages of a
+    /// block (2D MLC: a fast lower page, then a slow upper page). `[1.0]`: every page alike.
+    pub program_page_factors: Vec<f64>,
+    /// Read time of each page type as a multiple of `read_us`, cycling like the program factors.
+    pub read_page_factors: Vec<f64>,
+    /// How operation times vary around their typical values (log-normal spreads).
+    pub spread: Spread,
+}
+
+/// Spread of NAND operation times, each a log-normal factor with median 1 (so the datasheet's
+/// typical value is the median, not a constant): `sigma` is the standard deviation of its
+/// logarithm. Per-die and per-block factors are drawn once when the drive is built; per-operation
+/// factors for every program and erase. All are deterministic from the drive's seed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Spread {
+    /// Program time from one program to the next (ISPP loop count).
+    pub program_sigma: f64,
+    /// Program speed of a block against the others (process variation).
+    pub block_sigma: f64,
+    /// Speed of a die against the others (program, erase and read).
+    pub die_sigma: f64,
+    /// Erase time from one erase to the next, and between blocks (erase loops).
+    pub erase_sigma: f64,
+    /// No operation takes longer than this multiple of its typical time (datasheet max / typ).
+    pub max_factor: f64,
 }
 
 /// The host link and the controller's write buffer.
@@ -96,6 +129,10 @@ pub struct FtlConfig {
     pub gc_mode: GcMode,
     /// `active` mode: background GC keeps each die's free pool at this many blocks.
     pub active_gc_free_blocks: u32,
+    /// `on-demand` mode: once a die's free pool falls to the low watermark, each host page written
+    /// to it is followed by this multiple of the copies that would keep the pool level (its
+    /// victim's valid / invalid data), until the pool is back at the high watermark.
+    pub gc_catch_up: f64,
     /// How host pages are spread over dies: to the die that frees first (`dynamic`), or in a
     /// fixed rotation (`round-robin`, where one busy die holds up the write buffer).
     pub striping: Striping,
@@ -207,6 +244,7 @@ impl Default for Geometry {
             blocks_per_plane: 2048,
             pages_per_block: 256,
             page_bytes: 8192,
+            bad_block_pct: 1.0,
         }
     }
 }
@@ -214,13 +252,44 @@ impl Default for Geometry {
 impl Default for Timing {
     fn default() -> Self {
         // Micron 25 nm MLC datasheet: tR 50 us, tPROG 1300 us, tBERS 3 ms; ONFI 2.2 at 200 MT/s.
+        // Page types: the L95B MLC profile (lower / upper page program 850 / 2300 us, read
+        // 48 / 64 us; FEMU nand.h, shared/reference/nand-variation.md) scaled so their mean is
+        // the datasheet's typical time.
         Timing {
             read_us: 50.0,
             program_us: 1300.0,
             erase_us: 3000.0,
             channel_mb_s: 200.0,
+            program_page_factors: vec![2.0 * 850.0 / 3150.0, 2.0 * 2300.0 / 3150.0],
+            read_page_factors: vec![2.0 * 48.0 / 112.0, 2.0 * 64.0 / 112.0],
+            spread: Spread::default(),
         }
     }
+}
+
+impl Default for Spread {
+    fn default() -> Self {
+        // nand-variation.md: typ is a median, max ~2.3x typ (EP1850348); program and erase times
+        // vary per block (AERO) and between chips (Grupp et al. 2009).
+        Spread {
+            program_sigma: 0.10,
+            block_sigma: 0.05,
+            die_sigma: 0.03,
+            erase_sigma: 0.10,
+            max_factor: 2.3,
+        }
+    }
+}
+
+impl Spread {
+    /// No variation at all: every operation takes its typical time.
+    pub const NONE: Spread = Spread {
+        program_sigma: 0.0,
+        block_sigma: 0.0,
+        die_sigma: 0.0,
+        erase_sigma: 0.0,
+        max_factor: 2.3,
+    };
 }
 
 impl Default for HostInterface {
@@ -241,9 +310,10 @@ impl Default for FtlConfig {
             gc_policy: GcPolicy::Greedy,
             d_choices: 8,
             gc_low_free_blocks: 2,
-            gc_high_free_blocks: 3,
+            gc_high_free_blocks: 5,
             gc_mode: GcMode::OnDemand,
             active_gc_free_blocks: 6,
+            gc_catch_up: 2.0,
             striping: Striping::Dynamic,
             idle_gc: None,
             compression: false,
@@ -300,11 +370,49 @@ impl DriveConfig {
                 g.page_bytes
             )));
         }
+        if !(g.bad_block_pct.is_finite() && (0.0..=10.0).contains(&g.bad_block_pct)) {
+            return Err(Error::Config(format!(
+                "geometry.bad_block_pct must be within 0..10 (percent of a die's blocks), got {}",
+                g.bad_block_pct
+            )));
+        }
         let t = &self.timing;
         positive("timing.read_us", t.read_us)?;
         positive("timing.program_us", t.program_us)?;
         positive("timing.erase_us", t.erase_us)?;
         positive("timing.channel_mb_s", t.channel_mb_s)?;
+        for (name, factors) in [
+            ("timing.program_page_factors", &t.program_page_factors),
+            ("timing.read_page_factors", &t.read_page_factors),
+        ] {
+            if factors.is_empty()
+                || factors.len() > 16
+                || factors.iter().any(|f| !(f.is_finite() && *f > 0.0 && *f <= 100.0))
+            {
+                return Err(Error::Config(format!(
+                    "{name} must list 1 to 16 positive multiples of the typical time (at most 100), got {factors:?}"
+                )));
+            }
+        }
+        let sp = &t.spread;
+        for (name, sigma) in [
+            ("timing.spread.program_sigma", sp.program_sigma),
+            ("timing.spread.block_sigma", sp.block_sigma),
+            ("timing.spread.die_sigma", sp.die_sigma),
+            ("timing.spread.erase_sigma", sp.erase_sigma),
+        ] {
+            if !(sigma.is_finite() && (0.0..=1.0).contains(&sigma)) {
+                return Err(Error::Config(format!(
+                    "{name} must be within 0..1 (the standard deviation of the log of the factor), got {sigma}"
+                )));
+            }
+        }
+        if !(sp.max_factor.is_finite() && (1.0..=10.0).contains(&sp.max_factor)) {
+            return Err(Error::Config(format!(
+                "timing.spread.max_factor must be within 1..10 (datasheet max / typ), got {}",
+                sp.max_factor
+            )));
+        }
         let h = &self.host;
         positive("host.link_mb_s", h.link_mb_s)?;
         if !(h.command_overhead_us.is_finite() && h.command_overhead_us >= 0.0) {
@@ -322,6 +430,12 @@ impl DriveConfig {
             )));
         }
         at_least("ftl.d_choices", f.d_choices, 1)?;
+        if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 1.0 && f.gc_catch_up <= 1000.0) {
+            return Err(Error::Config(format!(
+                "ftl.gc_catch_up must be above 1 and at most 1000 (1 would only keep the free pool level, never refill it), got {}",
+                f.gc_catch_up
+            )));
+        }
         at_least("ftl.gc_low_free_blocks", f.gc_low_free_blocks, 1)?;
         if f.gc_high_free_blocks <= f.gc_low_free_blocks {
             return Err(Error::Config(format!(
@@ -365,7 +479,8 @@ impl DriveConfig {
             f.gc_high_free_blocks
         };
         let needed = f64::from(reserve + 3);
-        let spare = layout.spare_blocks_per_die();
+        let spare = layout.spare_blocks_per_die()
+            - (f64::from(g.blocks_per_plane) * g.bad_block_pct / 100.0).floor();
         if spare < needed {
             return Err(Error::Config(format!(
                 "over-provisioning of {:.2}% leaves {spare:.1} spare blocks per die, but GC needs at least {needed} \
@@ -378,57 +493,53 @@ impl DriveConfig {
 
     /// The same drive design at another user capacity.
     ///
-    /// The rule (documented in `docs/parameters.md`): keep the NAND die (planes, pages per block,
-    /// page size, timing) and the over-provisioning, and change the number of dies, as a vendor
-    /// does across a product line; spread them over at most the design's channel count; then set
-    /// blocks per plane so the physical capacity covers `user × (1 + op)`. A design whose die
-    /// count cannot shrink further keeps at least [`MIN_BLOCKS_PER_PLANE`] blocks per plane, so
-    /// GC behaves as on the full drive; smaller capacities are refused.
+    /// The rule (documented in `docs/parameters.md`): keep the controller and its NAND array (the
+    /// channels, the dies, planes, page size, timing) and the over-provisioning, so the drive
+    /// keeps its parallelism, its IOPS and its GC's view of the array (the same number of blocks
+    /// per die); change the size of the dies. A smaller drive gets smaller blocks (fewer pages per
+    /// block, at least [`MIN_PAGES_PER_BLOCK`]), a larger one more blocks; then blocks per plane
+    /// are set so the physical capacity covers `user × (1 + op)`. Capacities needing fewer than
+    /// [`MIN_BLOCKS_PER_PLANE`] blocks of the smallest size are refused.
     pub fn with_user_capacity(&self, user_bytes: u64) -> Result<DriveConfig> {
-        let layout = self.validate()?;
+        self.validate()?;
         if user_bytes < UNIT_BYTES {
             return Err(Error::Config(format!(
                 "capacity must be at least 4 KiB, got {user_bytes} bytes"
             )));
         }
         let g = &self.geometry;
-        let block_bytes = u64::from(g.pages_per_block) * u64::from(g.page_bytes);
-        let die_bytes = block_bytes * u64::from(g.planes_per_die) * u64::from(g.blocks_per_plane);
         let physical_needed = user_bytes as f64 * (1.0 + self.ftl.op);
-        let dies = ((physical_needed / die_bytes as f64).round() as u64).max(1);
-        let channels = u64::from(g.channels).min(dies);
-        let dies_per_channel = dies.div_ceil(channels);
-        let dies = channels * dies_per_channel;
-        let blocks_per_plane = (physical_needed
-            / (dies * u64::from(g.planes_per_die) * block_bytes) as f64)
-            .ceil() as u64;
-        if blocks_per_plane < u64::from(MIN_BLOCKS_PER_PLANE) {
-            let min_user = (u64::from(MIN_BLOCKS_PER_PLANE)
-                * u64::from(g.planes_per_die)
-                * block_bytes) as f64
+        let dies = u64::from(g.channels) * u64::from(g.dies_per_channel);
+        let plane_pages = (dies * u64::from(g.planes_per_die)) as f64 * f64::from(g.page_bytes);
+        let design_blocks = f64::from(g.blocks_per_plane);
+        let pages = (physical_needed / (plane_pages * design_blocks))
+            .floor()
+            .clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
+        let blocks_per_plane = (physical_needed / (plane_pages * pages)).ceil();
+        if blocks_per_plane < f64::from(MIN_BLOCKS_PER_PLANE) {
+            let min_user = f64::from(MIN_BLOCKS_PER_PLANE) * plane_pages
+                * f64::from(MIN_PAGES_PER_BLOCK)
                 / (1.0 + self.ftl.op);
             return Err(Error::Config(format!(
-                "capacity {} is too small for drive '{}': one die needs at least {MIN_BLOCKS_PER_PLANE} blocks per plane, \
-                 so the smallest user capacity is {}; ask for a larger --capacity",
+                "capacity {} is too small for drive '{}': its {dies} dies need at least {MIN_BLOCKS_PER_PLANE} blocks \
+                 of {MIN_PAGES_PER_BLOCK} pages per plane, so the smallest user capacity is {}; ask for a larger --capacity",
                 format_bytes(user_bytes),
                 self.name,
                 format_bytes(min_user.ceil() as u64)
             )));
         }
-        if blocks_per_plane > u64::from(u32::MAX) || dies_per_channel > u64::from(u32::MAX) {
+        if blocks_per_plane > f64::from(u32::MAX) {
             return Err(Error::Config(format!(
                 "capacity {} is too large to simulate",
                 format_bytes(user_bytes)
             )));
         }
         let mut scaled = self.clone();
-        scaled.geometry.channels = channels as u32;
-        scaled.geometry.dies_per_channel = dies_per_channel as u32;
+        scaled.geometry.pages_per_block = pages as u32;
         scaled.geometry.blocks_per_plane = blocks_per_plane as u32;
         let physical = scaled.physical_bytes();
         let user_units = user_bytes / UNIT_BYTES;
         scaled.ftl.op = physical as f64 / (user_units * UNIT_BYTES) as f64 - 1.0;
-        let _ = layout;
         scaled.validate().map_err(|e| match e {
             Error::Config(msg) => {
                 Error::Config(format!("at capacity {}: {msg}", format_bytes(user_bytes)))
@@ -463,25 +574,33 @@ mod tests {
     }
 
     #[test]
-    fn scaling_keeps_the_die_and_changes_the_die_count() {
-        let cfg = DriveConfig::default().with_user_capacity(8 << 30).unwrap();
-        assert_eq!(cfg.geometry.channels * cfg.geometry.dies_per_channel, 1);
+    fn scaling_keeps_the_dies_and_changes_their_size() {
+        let design = DriveConfig::default();
+        let cfg = design.with_user_capacity(8 << 30).unwrap();
+        assert_eq!(cfg.geometry.channels * cfg.geometry.dies_per_channel, 32);
+        assert_eq!(cfg.geometry.pages_per_block, 8);
         assert!(cfg.geometry.blocks_per_plane >= 2048);
         let layout = cfg.validate().unwrap();
         assert_eq!(layout.user_units * UNIT_BYTES, 8 << 30);
         assert!((cfg.ftl.op - 0.0737).abs() < 0.002, "op {}", cfg.ftl.op);
 
-        let tb = DriveConfig::default()
-            .with_user_capacity(1_024_000_000_000)
-            .unwrap();
-        assert_eq!(tb.geometry.channels, 8);
-        assert_eq!(tb.geometry.dies_per_channel, 16);
+        let tb = design.with_user_capacity(1_024_000_000_000).unwrap();
+        assert_eq!(tb.geometry.channels * tb.geometry.dies_per_channel, 32);
+        assert_eq!(tb.geometry.pages_per_block, 256);
+        assert_eq!(tb.geometry.blocks_per_plane, 8192);
+
+        // Neighbouring capacities give neighbouring drives: the same dies, nearly the same OP.
+        let a = design.with_user_capacity(64_000_000_000).unwrap();
+        let b = design.with_user_capacity(72_000_000_000).unwrap();
+        assert_eq!(a.geometry.channels, b.geometry.channels);
+        assert_eq!(a.geometry.dies_per_channel, b.geometry.dies_per_channel);
+        assert!((a.ftl.op - b.ftl.op).abs() < 0.005, "{} vs {}", a.ftl.op, b.ftl.op);
     }
 
     #[test]
     fn tiny_capacities_are_refused_with_the_minimum() {
         let err = DriveConfig::default()
-            .with_user_capacity(1 << 30)
+            .with_user_capacity(512 << 20)
             .unwrap_err();
         assert!(err.to_string().contains("smallest user capacity"), "{err}");
     }

@@ -6,7 +6,7 @@
 //! simulated nanoseconds.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::config::DriveConfig;
 use crate::error::{Error, Result};
@@ -44,13 +44,23 @@ impl Io {
     }
 }
 
+/// The DRAM write-back buffer, first in, first out: the `n`-th unit admitted needs the
+/// `n − capacity + 1`-th unit of space the NAND frees, in the order programs complete, so a
+/// request never takes space that frees after the space an earlier request waited for.
 #[derive(Clone, Debug)]
 struct WriteBuffer {
-    capacity: u32,
-    used: u32,
+    capacity: u64,
+    /// Units admitted so far (ever).
+    admitted: u64,
+    /// Units freed so far, counting the releases taken out of `in_flight` into `released`.
+    freed: u64,
     /// Programs whose data still occupies the buffer, earliest first: completion time and units,
     /// packed by [`pack`] so the heap compares one integer.
     in_flight: BinaryHeap<Reverse<u128>>,
+    /// Completed programs in completion order: (units freed up to and including it, time). The
+    /// front entries that no admission needs any more are dropped; `base` remembers the last.
+    released: VecDeque<(u64, SimTime)>,
+    base: (u64, SimTime),
 }
 
 /// `(done, units)` as one integer that orders like the pair.
@@ -60,25 +70,82 @@ fn pack(done: SimTime, units: u32) -> u128 {
 }
 
 impl WriteBuffer {
-    /// Admits one unit arriving at `t`; returns when it found room.
-    #[inline]
-    fn admit(&mut self, mut t: SimTime) -> SimTime {
-        while self.used >= self.capacity {
-            let Reverse(key) = self
-                .in_flight
-                .pop()
-                .expect("a full buffer always has a program in flight");
-            t = t.max(SimTime((key >> 32) as u64));
-            self.used -= key as u32;
+    fn new(capacity: u32) -> WriteBuffer {
+        WriteBuffer {
+            capacity: u64::from(capacity),
+            admitted: 0,
+            freed: 0,
+            in_flight: BinaryHeap::new(),
+            released: VecDeque::new(),
+            base: (0, SimTime::ZERO),
         }
-        self.used += 1;
-        t
     }
 
-    /// Units that can be admitted now without waiting.
+    /// Moves the earliest program in flight to the released list.
     #[inline]
-    fn room(&self) -> u32 {
-        self.capacity.saturating_sub(self.used)
+    fn release_one(&mut self) -> bool {
+        let Some(Reverse(key)) = self.in_flight.pop() else {
+            return false;
+        };
+        self.freed += u64::from(key as u32);
+        // Space is handed out in order: a program booked later in the simulation that completes
+        // before one already released frees its space no earlier than that one.
+        let last = self.released.back().map_or(self.base.1, |&(_, t)| t);
+        let at = SimTime((key >> 32) as u64).max(last);
+        self.released.push_back((self.freed, at));
+        true
+    }
+
+    /// When the `need`-th unit of space was freed (releasing programs as needed).
+    #[inline]
+    fn freed_at(&mut self, need: u64) -> SimTime {
+        while self.freed < need {
+            let released = self.release_one();
+            assert!(released, "a full buffer always has a program in flight");
+        }
+        while let Some(&(cum, t)) = self.released.front() {
+            if cum >= need {
+                return t;
+            }
+            self.base = (cum, t);
+            self.released.pop_front();
+        }
+        self.base.1
+    }
+
+    /// Admits one unit arriving at `t`; returns when it found room.
+    #[inline]
+    fn admit(&mut self, t: SimTime) -> SimTime {
+        self.admitted += 1;
+        if self.admitted <= self.capacity {
+            return t;
+        }
+        t.max(self.freed_at(self.admitted - self.capacity))
+    }
+
+    /// Units that can be admitted at `t` without waiting.
+    #[inline]
+    fn room(&mut self, t: SimTime) -> u32 {
+        while self
+            .in_flight
+            .peek()
+            .is_some_and(|&Reverse(key)| SimTime((key >> 32) as u64) <= t)
+        {
+            self.release_one();
+        }
+        let freed_by_t = self
+            .released
+            .iter()
+            .rev()
+            .find(|&&(_, at)| at <= t)
+            .map_or(self.base.0, |&(cum, _)| cum);
+        (self.capacity + freed_by_t).saturating_sub(self.admitted) as u32
+    }
+
+    /// Admits `n` units at `t` that [`WriteBuffer::room`] said fit.
+    #[inline]
+    fn admit_run(&mut self, n: u32) {
+        self.admitted += u64::from(n);
     }
 
     #[inline]
@@ -87,8 +154,7 @@ impl WriteBuffer {
     }
 
     fn clear(&mut self) {
-        self.used = 0;
-        self.in_flight.clear();
+        *self = WriteBuffer::new(self.capacity as u32);
     }
 }
 
@@ -126,11 +192,7 @@ impl Drive {
         let ftl = Ftl::new(config, layout.clone(), seed);
         Ok(Drive {
             config: config.clone(),
-            buffer: WriteBuffer {
-                capacity: layout.buffer_units,
-                used: 0,
-                in_flight: BinaryHeap::new(),
-            },
+            buffer: WriteBuffer::new(layout.buffer_units),
             layout,
             ftl,
             link_free: SimTime::ZERO,
@@ -207,6 +269,16 @@ impl Drive {
         done
     }
 
+    /// Starts counting NAND work per interval from `origin` (see [`crate::ftl::Work`]).
+    pub fn start_work_log(&mut self, origin: SimTime, interval_ns: u64) {
+        self.ftl.start_work_log(origin, interval_ns);
+    }
+
+    /// Stops counting NAND work and returns the counts.
+    pub fn take_work_log(&mut self) -> crate::ftl::Work {
+        self.ftl.take_work_log()
+    }
+
     /// Hints that a request at `lpn` is coming (see [`Ftl::prefetch`]).
     #[inline]
     pub fn prefetch(&self, lpn: Lpn, stage: u8) {
@@ -255,13 +327,14 @@ impl Drive {
                 let mut lpn = io.lpn;
                 while lpn < end {
                     // Units that fit both the open host page and the free buffer go in together.
-                    let run = self
-                        .ftl
-                        .host_run_room()
-                        .min(end - lpn)
-                        .min(self.buffer.room());
+                    let run = self.ftl.host_run_room().min(end - lpn);
+                    let run = if run >= 2 {
+                        run.min(self.buffer.room(ack))
+                    } else {
+                        run
+                    };
                     if run >= 2 {
-                        self.buffer.used += run;
+                        self.buffer.admit_run(run);
                         if let Some((done, units)) = self.ftl.host_write_run(lpn, run, ack)? {
                             self.buffer.programmed(done, units);
                         }
@@ -287,7 +360,7 @@ impl Drive {
                 self.link_free = command_done;
                 let mut ready = command_done;
                 for lpn in io.lpn..io.lpn + io.units {
-                    ready = ready.max(self.ftl.host_read(lpn, command_done));
+                    ready = ready.max(self.ftl.host_read(lpn, command_done)?);
                 }
                 let start = ready.max(self.link_free);
                 let ack = start + SimTime::transfer(bytes, self.layout.link_bytes_per_s);

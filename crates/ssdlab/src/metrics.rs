@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::drive::IoKind;
-use crate::ftl::Tally;
+use crate::ftl::{Tally, Work};
 
 /// The percentiles fio reports by default, plus 99.99.
 pub const PERCENTILES: [f64; 18] = [
@@ -14,8 +14,10 @@ pub const PERCENTILES: [f64; 18] = [
 ];
 
 /// Per-interval series. Index 0/1/2 of the direction arrays is read/write/trim, as in fio.
-/// IOs, bytes and latency are counted in the interval in which each IO completed; host, NAND and
-/// GC units and erases in the interval in which the host IO that caused them was submitted.
+/// IOs, bytes and latency are counted in the interval in which each IO completed; host units in
+/// the interval in which the host wrote them; NAND and GC units and erases in the interval in
+/// which the NAND completed the program or erase (so a second never shows more NAND work than
+/// the dies can do in a second).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
     pub interval_ns: u64,
@@ -53,38 +55,25 @@ impl Series {
         bump(&mut self.latency_sum_ns[k], i, latency_ns);
     }
 
-    /// Adds the counter growth from `before` to `after` caused by an IO submitted in interval `i`.
-    /// NAND and GC figures are accumulated in allocation slots; [`Series::finish`] turns them
-    /// into units.
+    /// Adds the host units written from `before` to `after` by an IO submitted in interval `i`.
     #[inline]
     pub fn caused(&mut self, i: usize, before: &Tally, after: &Tally) {
-        if i >= self.host_units.len() {
-            let n = i + 1;
-            for v in [
-                &mut self.host_units,
-                &mut self.nand_units,
-                &mut self.gc_units,
-                &mut self.erases,
-            ] {
-                v.resize(n, 0);
-            }
-        }
-        self.host_units[i] += after.host_write_units - before.host_write_units;
-        self.nand_units[i] += after.nand_write_slots - before.nand_write_slots;
-        self.gc_units[i] += after.gc_write_slots - before.gc_write_slots;
-        self.erases[i] += after.erases - before.erases;
+        bump(
+            &mut self.host_units,
+            i,
+            after.host_write_units - before.host_write_units,
+        );
     }
 
-    /// Pads or cuts every series to `n` intervals and converts slot counts to units.
-    pub fn finish(&mut self, n: usize, slots_per_unit: u32) {
+    /// Takes the NAND work the drive logged over the phase (in allocation slots), pads or cuts
+    /// every series to `n` intervals and converts slot counts to units. Work that completes
+    /// after the phase's last interval is in the phase's counters but not in its series.
+    pub fn finish(&mut self, n: usize, work: Work, slots_per_unit: u32) {
+        let per = u64::from(slots_per_unit.max(1));
+        self.nand_units = work.nand_slots.into_iter().map(|x| x / per).collect();
+        self.gc_units = work.gc_slots.into_iter().map(|x| x / per).collect();
+        self.erases = work.erases;
         self.resize(n);
-        if slots_per_unit > 1 {
-            for v in [&mut self.nand_units, &mut self.gc_units] {
-                for x in v.iter_mut() {
-                    *x /= u64::from(slots_per_unit);
-                }
-            }
-        }
     }
 
     /// Pads or cuts every series to `n` intervals.

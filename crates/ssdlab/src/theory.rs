@@ -47,6 +47,8 @@ pub fn reference_drive(
     cfg.geometry.blocks_per_plane = blocks;
     cfg.geometry.pages_per_block = units_per_block;
     cfg.geometry.page_bytes = 4096;
+    // The models assume every block usable.
+    cfg.geometry.bad_block_pct = 0.0;
     cfg.ftl.op = op;
     cfg.ftl.gc_policy = policy;
     cfg.ftl.gc_low_free_blocks = 1;

@@ -7,9 +7,15 @@ use crate::error::{Error, Result};
 use crate::gc::Candidates;
 use crate::nand::BlockState;
 use crate::units::{Ppa, SimTime};
+use std::cmp::Reverse;
 
 /// How many upcoming copies have their L2P entries prefetched.
 const AHEAD: usize = 16;
+
+/// On-demand GC fills an engaged die's idle time in chunks of this many victim pages (about
+/// 10 ms of die time on 2013 MLC): the longest a host page then waits for it.
+const IDLE_CHUNK_PAGES: u32 = 8;
+
 
 impl Ftl {
     /// Picks the next victim of `die` with the configured policy.
@@ -36,13 +42,14 @@ impl Ftl {
         .emptiest()
     }
 
-    /// Foreground GC on `die`: clean victims until the free pool reaches the high watermark.
-    pub(super) fn collect(&mut self, die: u32, now: SimTime) -> Result<()> {
+    /// Blocking GC on `die`: clean victims until its free pool holds `target` blocks (the
+    /// emergency when incremental GC fell behind, clean-up-later batches, idle-time rewrites).
+    pub(super) fn collect(&mut self, die: u32, target: usize, now: SimTime) -> Result<()> {
         if let Some(av) = self.active[die as usize].take() {
             self.clean(die, av.block, av.next, now)?;
         }
         let mut fruitless = 0u32;
-        while self.free[die as usize].len() < self.gc_high {
+        while self.free[die as usize].len() < target {
             let victim = self
                 .select_victim(die)
                 .ok_or(Error::NoReclaimableSpace { die })?;
@@ -67,11 +74,83 @@ impl Ftl {
     pub(super) fn batch(&mut self, now: SimTime) -> Result<()> {
         for die in 0..self.layout.dies {
             if self.free[die as usize].len() < self.gc_high {
-                self.collect(die, now)?;
+                self.collect(die, self.gc_high, now)?;
             }
         }
         let until = self.timelines.all_free().max(now);
         self.stall = Some(self.stall.map_or(until, |s| s.max(until)));
+        Ok(())
+    }
+
+    /// After `pages` host pages were programmed on `die`: the GC work the drive's mode owes them.
+    #[inline]
+    pub(super) fn after_host_page(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        match self.mode {
+            GcMode::OnDemand => self.on_demand_step(die, now, pages),
+            GcMode::Active => self.active_step(die, now, pages),
+            GcMode::CleanUpLater => Ok(()),
+        }
+    }
+
+    /// On-demand (foreground) GC, incremental and bounded as firmware does it: once a die's
+    /// free pool falls to the low watermark, every host page programmed on it is followed by
+    /// copies of `catch_up` times its victim's valid / invalid ratio (the copies that would keep
+    /// the pool level, and then some), so the pool climbs back; at the high watermark the die
+    /// stops cleaning and takes host pages at full speed until the pool is low again. No host
+    /// write waits for more than one page's share of copies (tens of ms), unless the pool runs
+    /// down to its last block.
+    fn on_demand_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        let d = die as usize;
+        let free = self.free[d].len();
+        if free <= self.gc_low {
+            if !self.engaged[d] {
+                self.engaged[d] = true;
+                self.gc_due
+                    .push(Reverse((self.timelines.die_free(die).ns(), die)));
+            }
+        } else if free >= self.gc_high {
+            self.engaged[d] = false;
+        }
+        if !self.engaged[d] {
+            return Ok(());
+        }
+        let Some(av) = self.current_victim(die) else {
+            return Ok(());
+        };
+        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * self.catch_up;
+        self.pay_credit(die, av, now)
+    }
+
+    /// On-demand GC also uses an engaged die's idle time: whenever the die would sit idle
+    /// (nothing booked up to the host's clock `now`), it cleans in chunks of
+    /// [`IDLE_CHUNK_PAGES`] victim pages, so a die in GC recovers even when the host writes to
+    /// other dies. Called with the host's clock before each host page is placed.
+    #[inline]
+    pub(super) fn background(&mut self, now: SimTime) -> Result<()> {
+        while let Some(&Reverse((t, die))) = self.gc_due.peek() {
+            if t > now.ns() {
+                break;
+            }
+            self.gc_due.pop();
+            let d = die as usize;
+            loop {
+                if !self.engaged[d] || self.free[d].len() >= self.gc_high {
+                    self.engaged[d] = false;
+                    break;
+                }
+                let free_at = self.timelines.die_free(die);
+                if free_at > now {
+                    self.gc_due.push(Reverse((free_at.ns(), die)));
+                    break;
+                }
+                let Some(av) = self.current_victim(die) else {
+                    break;
+                };
+                let budget = u64::from(IDLE_CHUNK_PAGES * self.page_slots);
+                let (next, _) = self.clean_step(die, av, budget, free_at)?;
+                self.active[d] = next;
+            }
+        }
         Ok(())
     }
 
@@ -80,68 +159,132 @@ impl Ftl {
     pub(super) fn active_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
         let d = die as usize;
         let free = self.free[d].len();
-        let av = match self.active[d] {
-            Some(av) => av,
-            None if free < self.active_target => {
-                let Some(block) = self.select_victim(die) else {
-                    return Ok(());
-                };
-                if self.blocks.valid[block as usize] >= self.block_slots {
-                    // Nothing to gain in the background; foreground GC will cope if it must.
-                    self.blocks.state[block as usize] = BlockState::Closed;
-                    self.policy.on_closed(die, block);
-                    return Ok(());
-                }
-                self.blocks.state[block as usize] = BlockState::Victim;
-                let valid = f64::from(self.blocks.valid[block as usize]);
-                ActiveVictim {
-                    block,
-                    next: 0,
-                    ratio: valid / (f64::from(self.block_slots) - valid),
-                }
-            }
-            None => return Ok(()),
+        if self.active[d].is_none() && free >= self.active_target {
+            return Ok(());
+        }
+        let Some(av) = self.current_victim(die) else {
+            return Ok(());
         };
         let target = self.active_target as f64;
         let urgency = 1.0 + (target - free as f64).max(0.0) / target;
         self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * urgency;
-        let budget = self.active_credit[d].floor();
-        self.active_credit[d] -= budget;
-        self.active[d] = self.clean_step(die, av, budget as u64, now)?;
+        self.pay_credit(die, av, now)
+    }
+
+    /// The victim `die` is cleaning, choosing one if it has none; `None` if no closed block holds
+    /// invalid data.
+    fn current_victim(&mut self, die: u32) -> Option<ActiveVictim> {
+        if let Some(av) = self.active[die as usize] {
+            return Some(av);
+        }
+        let block = self.select_victim(die)?;
+        let valid = self.blocks.valid[block as usize];
+        if valid >= self.block_slots {
+            // Nothing to gain; the emergency path will cope if it must.
+            self.blocks.state[block as usize] = BlockState::Closed;
+            self.policy.on_closed(die, block);
+            return None;
+        }
+        self.blocks.state[block as usize] = BlockState::Victim;
+        let valid = f64::from(valid);
+        let av = ActiveVictim {
+            block,
+            next: 0,
+            ratio: valid / (f64::from(self.block_slots) - valid),
+        };
+        self.active[die as usize] = Some(av);
+        Some(av)
+    }
+
+    /// Spends `die`'s whole slots of copy credit on its victim.
+    fn pay_credit(&mut self, die: u32, av: ActiveVictim, now: SimTime) -> Result<()> {
+        let d = die as usize;
+        let budget = self.active_credit[d].floor().max(0.0);
+        let (next, moved) = self.clean_step(die, av, budget as u64, now)?;
+        // Whole victim pages may move more than the budget: the excess is paid in advance. A
+        // victim that ran out before the budget leaves the rest to the next one.
+        self.active_credit[d] -= moved as f64;
+        self.active[d] = next;
         Ok(())
     }
 
-    /// Copies valid entries of an active victim until `budget` slots moved; erases it when done.
+    /// Copies valid entries of a victim being cleaned bit by bit until at least `budget` slots
+    /// moved (whole victim pages: a page read is not split), and erases it when it holds nothing
+    /// more. Returns the victim if it is not done, and the slots moved.
     fn clean_step(
         &mut self,
         die: u32,
         av: ActiveVictim,
         budget: u64,
         now: SimTime,
-    ) -> Result<Option<ActiveVictim>> {
+    ) -> Result<(Option<ActiveVictim>, u64)> {
         let start = av.block * self.entries_per_block;
         let end = start + self.blocks.entries[av.block as usize];
+        if self.slots_per_unit == 1 {
+            let mut units = std::mem::take(&mut self.scratch);
+            units.clear();
+            let mut pos = self.map.gather_valid(
+                start + av.next,
+                end,
+                usize::try_from(budget).unwrap_or(usize::MAX),
+                &mut units,
+            );
+            if let Some(&last) = units.last() {
+                // Finish the victim page the budget ended in.
+                let page_end = start
+                    + (u32::try_from(self.page_of(av.block, last)).unwrap_or(u32::MAX) + 1)
+                        * self.page_slots;
+                pos = self
+                    .map
+                    .gather_valid(pos, page_end.min(end), usize::MAX, &mut units);
+                pos = pos.max(page_end.min(end));
+            }
+            for &ppa in units.iter().take(AHEAD) {
+                self.map.prefetch_owner_entry(ppa);
+            }
+            let moved = units.len() as u64;
+            let copied = self.copy_units(die, av.block, &units, now);
+            self.scratch = units;
+            copied?;
+            if self.map.next_valid(pos, end).is_none() {
+                self.finish_victim(die, av.block, now);
+                return Ok((None, moved));
+            }
+            return Ok((
+                Some(ActiveVictim {
+                    next: pos - start,
+                    ..av
+                }),
+                moved,
+            ));
+        }
         let mut pos = start + av.next;
         let mut moved = 0u64;
         let mut page = u64::MAX;
-        while moved < budget {
+        loop {
             let Some(ppa) = self.map.next_valid(pos, end) else {
                 self.finish_victim(die, av.block, now);
-                return Ok(None);
+                return Ok((None, moved));
             };
             let p = self.page_of(av.block, ppa);
             if p != page {
+                if moved >= budget {
+                    break;
+                }
                 page = p;
                 let slots = self.valid_slots_in_page(av.block, ppa, end);
-                self.read_for_gc(die, slots, now);
+                self.read_for_gc(die, av.block, p as u32, slots, now);
             }
             moved += u64::from(self.move_entry(die, ppa, now)?);
             pos = ppa + 1;
         }
-        Ok(Some(ActiveVictim {
-            next: pos - start,
-            ..av
-        }))
+        Ok((
+            Some(ActiveVictim {
+                next: pos - start,
+                ..av
+            }),
+            moved,
+        ))
     }
 
     /// Copies every valid entry of `victim` from index `from` on, page by page (read the page's
@@ -174,7 +317,7 @@ impl Ftl {
                 slots += self.slot_size(units[j]);
                 j += 1;
             }
-            self.read_for_gc(die, slots, now);
+            self.read_for_gc(die, victim, page as u32, slots, now);
             for k in i..j {
                 if let Some(&ahead) = units.get(k + AHEAD) {
                     self.map.prefetch_owner_entry(ahead);
@@ -206,7 +349,7 @@ impl Ftl {
             while j < units.len() && self.page_of(victim, units[j]) == page {
                 j += 1;
             }
-            self.read_for_gc(die, (j - i) as u32, now);
+            self.read_for_gc(die, victim, page as u32, (j - i) as u32, now);
             while i < j {
                 let mut f = self.frontiers[gc][d];
                 if f.block == NONE {
@@ -244,12 +387,11 @@ impl Ftl {
                 self.blocks.entries[f.block as usize] = f.next;
                 self.blocks.used[f.block as usize] = f.used;
                 if n == room {
-                    self.timelines.program(
-                        die,
-                        now,
-                        self.layout.t_xfer_program,
-                        self.layout.t_program,
-                    );
+                    let page = match self.page_slots_shift {
+                        Some(shift) => (f.used >> shift) - 1,
+                        None => f.used / self.page_slots - 1,
+                    };
+                    self.program_page(die, f.block, page, now, self.page_slots, self.page_slots);
                 }
                 if f.used == self.block_slots {
                     self.close(die, f.block);
@@ -262,7 +404,9 @@ impl Ftl {
     }
 
     fn finish_victim(&mut self, die: u32, victim: u32, now: SimTime) {
-        self.timelines.erase(die, now, self.layout.t_erase);
+        let t = self.times.erase(victim);
+        let done = self.timelines.erase(die, now, t);
+        self.log.erase(done);
         self.erase_block(die, victim);
         self.counters.gc_victims += 1;
     }
@@ -298,11 +442,13 @@ impl Ftl {
         slots
     }
 
-    /// Reads one page's worth of valid data for GC into the controller.
+    /// Reads page `page` of `block` on `die` for GC and transfers its `slots` valid slots into
+    /// the controller.
     #[inline]
-    pub(super) fn read_for_gc(&mut self, die: u32, slots: u32, now: SimTime) {
+    pub(super) fn read_for_gc(&mut self, die: u32, block: u32, page: u32, slots: u32, now: SimTime) {
         let xfer = self.xfer_time(slots);
-        self.timelines.read(die, now, self.layout.t_read, xfer);
+        let t_read = self.times.read(block, page);
+        self.timelines.read(die, now, t_read, xfer);
         self.counters.gc_page_reads += 1;
     }
 

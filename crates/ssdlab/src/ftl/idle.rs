@@ -92,7 +92,7 @@ impl Ftl {
     /// defragmentation frontier.
     fn rewrite(&mut self, die: u32, first: u64, n: u64, now: SimTime) -> Result<()> {
         if self.free[die as usize].len() <= self.gc_low + 1 {
-            self.collect(die, now)?;
+            self.collect(die, self.gc_high, now)?;
         }
         let mut last_page = (u32::MAX, u64::MAX);
         for lpn in first..first + n {
@@ -105,12 +105,12 @@ impl Ftl {
             if (block, page) != last_page {
                 last_page = (block, page);
                 let src = self.layout.die_of_block(block);
-                self.read_for_gc(src, self.slots_per_unit, now);
+                self.read_for_gc(src, block, page as u32, self.slots_per_unit, now);
             }
             if self.frontiers[Stream::Defrag as usize][die as usize].block == super::NONE
                 && self.free[die as usize].len() <= self.gc_low
             {
-                self.collect(die, now)?;
+                self.collect(die, self.gc_high, now)?;
             }
             self.relocate(Stream::Defrag, die, ppa, now)?;
         }

@@ -164,6 +164,30 @@ impl Mapping {
         }
     }
 
+    /// Pushes the valid units of `[pos, end)` onto `out`, in address order, until `out` holds
+    /// `limit`; returns where a later call should resume (`end` once the range is exhausted).
+    pub fn gather_valid(&self, pos: Ppa, end: Ppa, limit: usize, out: &mut Vec<Ppa>) -> Ppa {
+        let mut p = u64::from(pos);
+        let end = u64::from(end);
+        while p < end && out.len() < limit {
+            let lo = p & 63;
+            let mut bits = self.valid[(p >> 6) as usize] >> lo;
+            let span = (end - p).min(64 - lo);
+            if span < 64 {
+                bits &= (1u64 << span) - 1;
+            }
+            while bits != 0 {
+                if out.len() == limit {
+                    return (p + u64::from(bits.trailing_zeros())) as Ppa;
+                }
+                out.push((p + u64::from(bits.trailing_zeros())) as Ppa);
+                bits &= bits - 1;
+            }
+            p += span;
+        }
+        p.min(end) as Ppa
+    }
+
     /// Iterates the L2P table: `(lpn, ppa)` for every mapped unit.
     pub fn mapped(&self) -> impl Iterator<Item = (Lpn, Ppa)> + '_ {
         self.l2p
@@ -213,6 +237,11 @@ mod tests {
         assert_eq!(m.next_valid(4, 200), Some(63));
         assert_eq!(m.next_valid(64, 200), Some(150));
         assert_eq!(m.next_valid(151, 199), None);
+        let mut got = Vec::new();
+        assert_eq!(m.gather_valid(0, 200, 2, &mut got), 64);
+        assert_eq!(got, vec![3, 63]);
+        assert_eq!(m.gather_valid(64, 200, 9, &mut got), 200);
+        assert_eq!(got, vec![3, 63, 150, 199]);
         m.relocate(5, 199, 7);
         assert_eq!(m.lookup(5), 7);
         assert_eq!(m.owner(7), 5);

@@ -9,26 +9,32 @@
 //!
 //! When GC runs is the drive's [`GcMode`]; what it cleans is the [`VictimPolicy`]. The cleaning
 //! itself lives in `gc.rs`, idle-time defragmentation in `idle.rs`, invariant checks in
-//! `audit.rs`.
+//! `audit.rs`. How long each operation takes is [`OpTimes`]; the NAND work per interval of
+//! simulated time, counted when the NAND does it, is `worklog.rs`.
 
 mod audit;
 mod counters;
 mod gc;
 mod idle;
 mod mapping;
+mod worklog;
 
 use std::collections::VecDeque;
 
 pub use counters::{Counters, Tally};
 pub use mapping::Mapping;
+pub use worklog::Work;
 
 use crate::config::{DriveConfig, GcMode, IdleGc, Striping};
 use crate::error::{Error, Result};
 use crate::gc::VictimPolicy;
-use crate::nand::{BlockState, Blocks, Layout, Timelines};
+use crate::nand::{BlockState, Blocks, Layout, OpTimes, Timelines};
 use crate::units::{Lpn, Ppa, SimTime, UNMAPPED};
 
 const NONE: u32 = u32::MAX;
+
+/// The host never takes a die's last free block: GC needs it to copy into.
+const EMERGENCY_FREE_BLOCKS: usize = 1;
 
 /// Sectors per 4 KiB unit when the drive compresses.
 const SECTORS_PER_UNIT: u32 = 8;
@@ -92,8 +98,16 @@ pub struct Ftl {
     host_die: Option<u32>,
     host_page_units: u32,
     next_die: u32,
+    /// Mapped entries per die: dynamic striping keeps the dies' shares of the data within
+    /// `data_slack` of each other, so faster dies do not fill up with more than their share.
+    die_data: Vec<i64>,
+    data_slack: i64,
+    /// Factory bad blocks per die (the last blocks of the die), drawn from the seed.
+    bad_blocks: Vec<u32>,
     policy: VictimPolicy,
     timelines: Timelines,
+    times: OpTimes,
+    log: worklog::WorkLog,
     counters: Counters,
     nand_write_slots: u64,
     gc_write_slots: u64,
@@ -106,6 +120,14 @@ pub struct Ftl {
     mode: GcMode,
     striping: Striping,
     active_target: usize,
+    /// On-demand GC: copies per host page, as a multiple of the victim's valid / invalid ratio.
+    catch_up: f64,
+    /// On-demand GC: the die fell to the low watermark and has not yet recovered to the high one.
+    engaged: Vec<bool>,
+    /// On-demand GC: engaged dies, keyed by when they are next free (ns).
+    gc_due: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
+    /// The victim each die is cleaning bit by bit (on-demand and active GC), and the copy work
+    /// it owes, in slots.
     active: Vec<Option<ActiveVictim>>,
     active_credit: Vec<f64>,
     /// Set by a clean-up-later batch: the host waits until then.
@@ -158,8 +180,30 @@ impl Ftl {
             host_die: None,
             host_page_units: 0,
             next_die: 0,
+            die_data: vec![0; dies],
+            bad_blocks: crate::nand::bad_blocks(
+                layout.dies,
+                layout.blocks_per_die,
+                cfg.geometry.bad_block_pct,
+                seed,
+            ),
+            // Half a percent of a die's share of the user data, and at least two blocks.
+            data_slack: ((layout.user_units / u64::from(layout.dies)) / 200)
+                .max(2 * u64::from(block_slots)) as i64,
             policy: VictimPolicy::new(cfg.ftl.gc_policy, layout.dies, cfg.ftl.d_choices, seed),
             timelines: Timelines::new(layout.dies, layout.channels),
+            times: OpTimes::new(
+                cfg.timing.program_us,
+                &cfg.timing.program_page_factors,
+                cfg.timing.read_us,
+                &cfg.timing.read_page_factors,
+                cfg.timing.erase_us,
+                &cfg.timing.spread,
+                layout.dies,
+                layout.blocks_per_die,
+                seed,
+            ),
+            log: worklog::WorkLog::default(),
             counters: Counters::default(),
             nand_write_slots: 0,
             gc_write_slots: 0,
@@ -170,6 +214,9 @@ impl Ftl {
             mode: cfg.ftl.gc_mode,
             striping: cfg.ftl.striping,
             active_target: cfg.ftl.active_gc_free_blocks as usize,
+            catch_up: cfg.ftl.gc_catch_up,
+            engaged: vec![false; dies],
+            gc_due: std::collections::BinaryHeap::new(),
             active: vec![None; dies],
             active_credit: vec![0.0; dies],
             stall: None,
@@ -212,6 +259,21 @@ impl Ftl {
         &self.timelines
     }
 
+    /// How long operations take on this drive.
+    pub fn op_times(&self) -> &OpTimes {
+        &self.times
+    }
+
+    /// Starts counting NAND work per interval of `interval_ns` from `origin` (see [`Work`]).
+    pub fn start_work_log(&mut self, origin: SimTime, interval_ns: u64) {
+        self.log.start(origin, interval_ns);
+    }
+
+    /// Stops counting NAND work and returns the counts.
+    pub fn take_work_log(&mut self) -> Work {
+        self.log.take()
+    }
+
     pub fn blocks(&self) -> &Blocks {
         &self.blocks
     }
@@ -236,13 +298,17 @@ impl Ftl {
 
     fn reset_blocks(&mut self) {
         let per_die = self.layout.blocks_per_die;
+        self.blocks.state.fill(BlockState::Free);
+        self.free_total = 0;
         for (die, pool) in self.free.iter_mut().enumerate() {
             pool.clear();
             let first = die as u32 * per_die;
-            pool.extend(first..first + per_die);
+            let good = per_die - self.bad_blocks[die];
+            pool.extend(first..first + good);
+            self.blocks.state[(first + good) as usize..(first + per_die) as usize]
+                .fill(BlockState::Bad);
+            self.free_total += u64::from(good);
         }
-        self.free_total = u64::from(self.layout.total_blocks);
-        self.blocks.state.fill(BlockState::Free);
         self.blocks.valid.fill(0);
         self.blocks.entries.fill(0);
         self.blocks.used.fill(0);
@@ -251,8 +317,11 @@ impl Ftl {
         }
         self.active.fill(None);
         self.active_credit.fill(0.0);
+        self.engaged.fill(false);
+        self.gc_due.clear();
         self.host_die = None;
         self.host_page_units = 0;
+        self.die_data.fill(0);
         self.stall = None;
         self.defrag_cursor = 0;
         self.policy.reset();
@@ -271,7 +340,7 @@ impl Ftl {
         self.counters.erases += u64::from(self.layout.total_blocks);
         self.reset_blocks();
         let until = self.timelines.all_free().max(now)
-            + SimTime(self.layout.t_erase.ns() * u64::from(self.layout.blocks_per_die));
+            + SimTime(self.times.typical_erase().ns() * u64::from(self.layout.blocks_per_die));
         self.timelines.occupy_all(until);
         self.idle_ready.fill(until);
         until
@@ -300,7 +369,18 @@ impl Ftl {
 
     fn pick_die(&mut self) -> u32 {
         match self.striping {
-            Striping::Dynamic => self.timelines.least_busy_die(),
+            Striping::Dynamic => {
+                // The die that frees first among those not holding more than their share.
+                let cap = self.die_data.iter().copied().min().unwrap_or(0) + self.data_slack;
+                let mut best = (u32::MAX, SimTime(u64::MAX));
+                for (d, &data) in self.die_data.iter().enumerate() {
+                    let t = self.timelines.die_free(d as u32);
+                    if data <= cap && t < best.1 {
+                        best = (d as u32, t);
+                    }
+                }
+                best.0
+            }
             Striping::RoundRobin => {
                 let d = self.next_die;
                 self.next_die = (d + 1) % self.layout.dies;
@@ -322,6 +402,9 @@ impl Ftl {
         let die = match self.host_die {
             Some(d) => d,
             None => {
+                if self.mode == GcMode::OnDemand {
+                    self.background(now)?;
+                }
                 let d = self.pick_die();
                 self.host_die = Some(d);
                 d
@@ -352,9 +435,7 @@ impl Ftl {
             let t = self.timelines.die_free(die);
             let units = std::mem::take(&mut self.host_page_units);
             done = Some(done.map_or((t, units), |(_, u): (SimTime, u32)| (t, u + units)));
-            if self.mode == GcMode::Active {
-                self.active_step(die, now, pages)?;
-            }
+            self.after_host_page(die, now, pages)?;
         }
         Ok(done)
     }
@@ -391,11 +472,13 @@ impl Ftl {
         let d = die as usize;
         let mut f = self.frontiers[Stream::Host as usize][d];
         let first = f.block * self.entries_per_block + f.next;
+        self.die_data[d] += i64::from(n);
         for (i, ppa) in (first..first + n).enumerate() {
             let prev = self.map.map(lpn + i as Lpn, ppa);
             if prev != UNMAPPED {
-                let b = self.block_of(prev) as usize;
-                self.blocks.valid[b] -= 1;
+                let b = self.block_of(prev);
+                self.blocks.valid[b as usize] -= 1;
+                self.die_data[self.layout.die_of_block(b) as usize] -= 1;
             }
             if let Some(a) = &mut self.audit {
                 a.programmed(ppa);
@@ -417,8 +500,11 @@ impl Ftl {
         if n < room {
             return Ok(None);
         }
-        self.timelines
-            .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+        let page = match self.page_slots_shift {
+            Some(shift) => (f.used >> shift) - 1,
+            None => f.used / self.page_slots - 1,
+        };
+        self.program_page(die, f.block, page, now, self.page_slots, 0);
         if f.used == self.block_slots {
             self.close(die, f.block);
             self.frontiers[Stream::Host as usize][d] = Frontier::CLOSED;
@@ -428,9 +514,7 @@ impl Ftl {
             self.timelines.die_free(die),
             std::mem::take(&mut self.host_page_units),
         );
-        if self.mode == GcMode::Active {
-            self.active_step(die, now, 1)?;
-        }
+        self.after_host_page(die, now, 1)?;
         Ok(Some(done))
     }
 
@@ -452,15 +536,22 @@ impl Ftl {
         match old {
             None => {
                 let prev = self.map.map(lpn, ppa);
+                self.die_data[die as usize] += 1;
                 if prev != UNMAPPED {
                     let (size, b) = (self.slot_size(prev), self.block_of(prev));
                     self.blocks.valid[b as usize] -= size;
+                    self.die_data[self.layout.die_of_block(b) as usize] -= 1;
                 }
             }
             Some(prev) => {
                 self.map.relocate(lpn, prev, ppa);
                 let b = self.block_of(prev);
                 self.blocks.valid[b as usize] -= slots;
+                let from = self.layout.die_of_block(b);
+                if from != die {
+                    self.die_data[from as usize] -= 1;
+                    self.die_data[die as usize] += 1;
+                }
             }
         }
         if self.slots_per_unit > 1 {
@@ -474,13 +565,20 @@ impl Ftl {
             a.programmed(ppa);
         }
         let used = f.used + slots;
-        let pages = match self.page_slots_shift {
-            Some(shift) => (used >> shift) - (f.used >> shift),
-            None => used / self.page_slots - f.used / self.page_slots,
+        let (first_page, pages) = match self.page_slots_shift {
+            Some(shift) => (f.used >> shift, (used >> shift) - (f.used >> shift)),
+            None => (
+                f.used / self.page_slots,
+                used / self.page_slots - f.used / self.page_slots,
+            ),
         };
-        for _ in 0..pages {
-            self.timelines
-                .program(die, now, self.layout.t_xfer_program, self.layout.t_program);
+        let gc = if stream == Stream::Host {
+            0
+        } else {
+            self.page_slots
+        };
+        for page in first_page..first_page + pages {
+            self.program_page(die, f.block, page, now, self.page_slots, gc);
         }
         self.frontiers[stream as usize][die as usize] = Frontier {
             block: f.block,
@@ -503,12 +601,32 @@ impl Ftl {
         if f.block == NONE {
             return None;
         }
-        let done = (f.used % self.page_slots != 0).then(|| {
-            self.timelines
-                .program(die, now, self.layout.t_xfer_program, self.layout.t_program)
-        });
+        let partial = f.used % self.page_slots;
+        let gc = if stream == Stream::Host { 0 } else { partial };
+        let done = (partial != 0)
+            .then(|| self.program_page(die, f.block, f.used / self.page_slots, now, partial, gc));
         self.close(die, f.block);
         self.frontiers[stream as usize][die as usize] = Frontier::CLOSED;
+        done
+    }
+
+    /// Programs page `page` of `block` on `die` (`slots` slots of data, `gc` of them GC copies),
+    /// ready at `now`; returns its completion time.
+    #[inline]
+    fn program_page(
+        &mut self,
+        die: u32,
+        block: u32,
+        page: u32,
+        now: SimTime,
+        slots: u32,
+        gc: u32,
+    ) -> SimTime {
+        let t = self.times.program(block, page);
+        let done = self
+            .timelines
+            .program(die, now, self.layout.t_xfer_program, t);
+        self.log.program(done, slots, gc);
         done
     }
 
@@ -543,16 +661,18 @@ impl Ftl {
 
     /// Reads one host unit at `now`; returns when its data is in the controller.
     #[inline]
-    pub fn host_read(&mut self, lpn: Lpn, now: SimTime) -> SimTime {
+    pub fn host_read(&mut self, lpn: Lpn, now: SimTime) -> Result<SimTime> {
         self.counters.host_read_units += 1;
         let ppa = self.map.lookup(lpn);
         if ppa == UNMAPPED {
-            return now;
+            return Ok(now);
         }
         self.counters.host_page_reads += 1;
-        let die = self.layout.die_of_block(self.block_of(ppa));
+        let block = self.block_of(ppa);
+        let die = self.layout.die_of_block(block);
         let xfer = self.xfer_time(self.slot_size(ppa));
-        self.timelines.read(die, now, self.layout.t_read, xfer)
+        let t_read = self.times.read(block, self.page_of(block, ppa) as u32);
+        Ok(self.timelines.read(die, now, t_read, xfer))
     }
 
     /// Hints that `lpn` will be written or trimmed soon. `stage` 0 fetches its L2P entry; stage 1
@@ -574,6 +694,7 @@ impl Ftl {
         if old != UNMAPPED {
             let (size, b) = (self.slot_size(old), self.block_of(old));
             self.blocks.valid[b as usize] -= size;
+            self.die_data[self.layout.die_of_block(b) as usize] -= 1;
         }
     }
 
@@ -593,12 +714,15 @@ impl Ftl {
     }
 
     fn alloc_for_host(&mut self, die: u32, now: SimTime) -> Result<u32> {
-        if self.free[die as usize].len() <= self.gc_low {
-            if self.mode == GcMode::CleanUpLater {
+        let free = self.free[die as usize].len();
+        if self.mode == GcMode::CleanUpLater {
+            if free <= self.gc_low {
                 self.batch(now)?;
-            } else {
-                self.collect(die, now)?;
             }
+        } else if free <= EMERGENCY_FREE_BLOCKS {
+            // The host would take the block GC needs for its copies: the incremental GC fell
+            // behind, so the host waits while the die cleans (bounded: until one block is spare).
+            self.collect(die, EMERGENCY_FREE_BLOCKS + 1, now)?;
         }
         self.take_free(die)
     }

@@ -11,6 +11,8 @@ pub enum BlockState {
     Closed,
     /// Being cleaned bit by bit by background GC; not a candidate.
     Victim,
+    /// A factory bad block: retired, never written.
+    Bad,
 }
 
 #[derive(Clone, Debug)]

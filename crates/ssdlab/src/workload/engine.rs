@@ -32,6 +32,7 @@ impl Workload {
         let start = drive.now();
         let counters_before = drive.counters();
         let mut series = Series::new(plan.interval_ns);
+        drive.start_work_log(start, plan.interval_ns);
         // Submissions come in time order, completions nearly so: one clock for each.
         let (mut submit_clock, mut done_clock) = (
             IntervalClock::new(plan.interval_ns),
@@ -165,7 +166,8 @@ impl Workload {
         };
         drive.advance_to(end);
         let intervals = (end - start).ns().div_ceil(plan.interval_ns) as usize;
-        series.finish(intervals.max(1), before.slots_per_unit);
+        let work = drive.take_work_log();
+        series.finish(intervals.max(1), work, before.slots_per_unit);
         Ok(PhaseResult {
             label: self.label.clone(),
             start_ns: start.ns(),
