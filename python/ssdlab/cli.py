@@ -279,7 +279,7 @@ def consistency_cmd(
     s = result.summary
     click.echo(f"Results in {path}{os.sep}: {', '.join(CONSISTENCY_FILES)}")
     click.echo(f"  {s['label']}")
-    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the first 10 s)")
+    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the burst, cliff at {s['burst_s']:,.0f} s)")
     click.echo(
         f"  steady IOPS    {s['iops_steady_mean']:>10,.0f}   (mean from {s['zoom_start_s']:,.0f} s; "
         f"min {s['iops_steady_min']:,})"

@@ -15,7 +15,7 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -80,6 +80,7 @@ SUMMARY_KEYS = (
     "write_amplification",
     "steady_write_amplification",
     "iops_clean",
+    "burst_s",
     "iops_steady_mean",
     "iops_steady_min",
     "zoom_start_s",
@@ -97,6 +98,17 @@ USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
 WA_FILES = ("summary.json", "wa.png")
 
 _MIB = 2**20
+
+
+def burst_seconds(iops: Sequence[int]) -> int:
+    """Seconds of a fresh drive's burst: until the first second below half the best of the first
+    three (the cliff), or the whole run if there is none. The core's `scenario::burst_seconds`
+    applies the same rule to simulated runs; this one serves runs on real devices."""
+    best = max(list(iops[:3]) or [0])
+    for i, n in enumerate(iops):
+        if 2 * n < best:
+            return i
+    return len(iops)
 
 
 # -- output directories ----------------------------------------------------------------------------
@@ -292,6 +304,7 @@ class ConsistencyResult:
             "write_amplification": c["write_amplification"],
             "steady_write_amplification": c["steady_write_amplification"],
             "iops_clean": c["iops_clean"],
+            "burst_s": c["burst_s"],
             "iops_steady_mean": c["iops_steady_mean"],
             "iops_steady_min": c["iops_steady_min"],
             "zoom_start_s": c["zoom_start_s"],

@@ -387,7 +387,9 @@ impl DriveConfig {
         ] {
             if factors.is_empty()
                 || factors.len() > 16
-                || factors.iter().any(|f| !(f.is_finite() && *f > 0.0 && *f <= 100.0))
+                || factors
+                    .iter()
+                    .any(|f| !(f.is_finite() && *f > 0.0 && *f <= 100.0))
             {
                 return Err(Error::Config(format!(
                     "{name} must list 1 to 16 positive multiples of the typical time (at most 100), got {factors:?}"
@@ -497,7 +499,8 @@ impl DriveConfig {
     /// channels, the dies, planes, page size, timing) and the over-provisioning, so the drive
     /// keeps its parallelism, its IOPS and its GC's view of the array (the same number of blocks
     /// per die); change the size of the dies. A smaller drive gets smaller blocks (fewer pages per
-    /// block, at least [`MIN_PAGES_PER_BLOCK`]), a larger one more blocks; then blocks per plane
+    /// block, at least [`MIN_PAGES_PER_BLOCK`], erased in proportionally less time), a larger one
+    /// more blocks; then blocks per plane
     /// are set so the physical capacity covers `user × (1 + op)`. Capacities needing fewer than
     /// [`MIN_BLOCKS_PER_PLANE`] blocks of the smallest size are refused.
     pub fn with_user_capacity(&self, user_bytes: u64) -> Result<DriveConfig> {
@@ -517,9 +520,9 @@ impl DriveConfig {
             .clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
         let blocks_per_plane = (physical_needed / (plane_pages * pages)).ceil();
         if blocks_per_plane < f64::from(MIN_BLOCKS_PER_PLANE) {
-            let min_user = f64::from(MIN_BLOCKS_PER_PLANE) * plane_pages
-                * f64::from(MIN_PAGES_PER_BLOCK)
-                / (1.0 + self.ftl.op);
+            let min_user =
+                f64::from(MIN_BLOCKS_PER_PLANE) * plane_pages * f64::from(MIN_PAGES_PER_BLOCK)
+                    / (1.0 + self.ftl.op);
             return Err(Error::Config(format!(
                 "capacity {} is too small for drive '{}': its {dies} dies need at least {MIN_BLOCKS_PER_PLANE} blocks \
                  of {MIN_PAGES_PER_BLOCK} pages per plane, so the smallest user capacity is {}; ask for a larger --capacity",
@@ -535,6 +538,10 @@ impl DriveConfig {
             )));
         }
         let mut scaled = self.clone();
+        // A smaller block erases in proportionally less time, so erasing costs the same per page
+        // written as on the design's blocks (or the erase share of every write would grow 64-fold
+        // at the smallest blocks).
+        scaled.timing.erase_us *= pages / f64::from(g.pages_per_block);
         scaled.geometry.pages_per_block = pages as u32;
         scaled.geometry.blocks_per_plane = blocks_per_plane as u32;
         let physical = scaled.physical_bytes();
@@ -594,7 +601,12 @@ mod tests {
         let b = design.with_user_capacity(72_000_000_000).unwrap();
         assert_eq!(a.geometry.channels, b.geometry.channels);
         assert_eq!(a.geometry.dies_per_channel, b.geometry.dies_per_channel);
-        assert!((a.ftl.op - b.ftl.op).abs() < 0.005, "{} vs {}", a.ftl.op, b.ftl.op);
+        assert!(
+            (a.ftl.op - b.ftl.op).abs() < 0.005,
+            "{} vs {}",
+            a.ftl.op,
+            b.ftl.op
+        );
     }
 
     #[test]

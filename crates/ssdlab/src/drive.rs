@@ -396,3 +396,70 @@ fn available_memory() -> Option<u64> {
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_buffer_hands_out_space_first_in_first_out() {
+        let mut b = WriteBuffer::new(4);
+        for _ in 0..4 {
+            assert_eq!(b.admit(SimTime(0)), SimTime(0));
+        }
+        b.programmed(SimTime(100), 2);
+        b.programmed(SimTime(50), 1);
+        b.programmed(SimTime(300), 1);
+        // The fifth unit needs the first unit freed (at 50), the sixth the second (at 100) ...
+        assert_eq!(b.admit(SimTime(10)), SimTime(50));
+        assert_eq!(b.admit(SimTime(20)), SimTime(100));
+        // ... and the seventh the third, which the same program freed at 100: not at 30, although
+        // the program that freed two units left one over when the sixth took its space.
+        assert_eq!(b.admit(SimTime(30)), SimTime(100));
+        assert_eq!(b.admit(SimTime(40)), SimTime(300));
+        // Room now: nothing frees before 300 is over.
+        assert_eq!(b.room(SimTime(400)), 0);
+        b.programmed(SimTime(500), 3);
+        assert_eq!(b.room(SimTime(499)), 0);
+        assert_eq!(b.room(SimTime(500)), 3);
+    }
+
+    proptest! {
+        /// Requests arriving in time order are admitted in time order, never before they arrive,
+        /// and never while the buffer holds more than its capacity.
+        #[test]
+        fn admissions_are_causal(ops in prop::collection::vec((0u64..50, 1u32..4, 0u64..400), 1..300)) {
+            let cap = 8u32;
+            let mut b = WriteBuffer::new(cap);
+            let mut t = 0u64;
+            let mut last = SimTime::ZERO;
+            let mut pending = 0u32;
+            // (admission time, completion time) of every unit, to count occupancy.
+            let mut units: Vec<(u64, u64)> = Vec::new();
+            let mut open: Vec<usize> = Vec::new();
+            for (gap, page, prog) in ops {
+                t += gap;
+                let at = b.admit(SimTime(t));
+                prop_assert!(at >= SimTime(t) && at >= last);
+                last = at;
+                units.push((at.ns(), u64::MAX));
+                open.push(units.len() - 1);
+                pending += 1;
+                if pending >= page {
+                    let done = at.ns() + prog;
+                    for &i in &open {
+                        units[i].1 = done;
+                    }
+                    b.programmed(SimTime(done), pending);
+                    open.clear();
+                    pending = 0;
+                }
+            }
+            for &(a, _) in &units {
+                let held = units.iter().filter(|&&(x, d)| x <= a && d > a).count();
+                prop_assert!(held <= cap as usize, "{held} units in a buffer of {cap} at {a}");
+            }
+        }
+    }
+}

@@ -216,7 +216,7 @@ def consistency_on_device_cmd(ctx: click.Context, *, device: str, capacity: Opti
         click.echo(f"ssdlab: note: {n}", err=True)
     click.echo(f"Results in {path}{os.sep}: {', '.join(CONSISTENCY_FILES)} (fio's files in fio{os.sep})")
     click.echo(f"  {s['label']}")
-    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the first 10 s)")
+    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the burst, cliff at {s['burst_s']:,.0f} s)")
     click.echo(f"  steady IOPS    {s['iops_steady_mean']:>10,.0f}   (mean from {s['zoom_start_s']:,.0f} s; "
                f"min {s['iops_steady_min']:,})")
     wa = s.get("write_amplification")

@@ -50,7 +50,7 @@ from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import output, runner, smart
 from ssdlab.fio.safety import Target, check_target
-from ssdlab.results import ConsistencyResult, LATENCY_KEYS, check_output_dir
+from ssdlab.results import ConsistencyResult, LATENCY_KEYS, burst_seconds, check_output_dir
 from ssdlab.sizes import format_size
 
 __all__ = [
@@ -327,6 +327,7 @@ def consistency_on_device(
 
     zoom = min(_zoom_start(duration_s), max(seconds - 1, 0))
     steady = iops[int(zoom):]
+    burst = burst_seconds([int(n) for n in iops])
     wa = smart.write_amplification(before, after)
     if wa["smart_source"] is None:
         s.notes.append("no SMART write counters (a file, no smartctl, or none exposed): write amplification unknown")
@@ -343,7 +344,8 @@ def consistency_on_device(
         "nand_write_bytes": wa["nand_write_bytes"],
         "write_amplification": wa["write_amplification"],
         "steady_write_amplification": None,
-        "iops_clean": float(iops[:10].mean()) if len(iops) else 0.0,
+        "iops_clean": float(iops[: max(1, min(10, burst))].mean()) if len(iops) else 0.0,
+        "burst_s": float(burst),
         "iops_steady_mean": float(steady.mean()) if len(steady) else 0.0,
         "iops_steady_min": int(steady.min()) if len(steady) else 0,
         "zoom_start_s": float(zoom),

@@ -16,7 +16,6 @@ const AHEAD: usize = 16;
 /// 10 ms of die time on 2013 MLC): the longest a host page then waits for it.
 const IDLE_CHUNK_PAGES: u32 = 8;
 
-
 impl Ftl {
     /// Picks the next victim of `die` with the configured policy.
     fn select_victim(&mut self, die: u32) -> Option<u32> {
@@ -108,7 +107,7 @@ impl Ftl {
                 self.gc_due
                     .push(Reverse((self.timelines.die_free(die).ns(), die)));
             }
-        } else if free >= self.gc_high {
+        } else if free >= self.die_high[d] {
             self.engaged[d] = false;
         }
         if !self.engaged[d] {
@@ -134,7 +133,7 @@ impl Ftl {
             self.gc_due.pop();
             let d = die as usize;
             loop {
-                if !self.engaged[d] || self.free[d].len() >= self.gc_high {
+                if !self.engaged[d] || self.free[d].len() >= self.die_high[d] {
                     self.engaged[d] = false;
                     break;
                 }
@@ -445,7 +444,14 @@ impl Ftl {
     /// Reads page `page` of `block` on `die` for GC and transfers its `slots` valid slots into
     /// the controller.
     #[inline]
-    pub(super) fn read_for_gc(&mut self, die: u32, block: u32, page: u32, slots: u32, now: SimTime) {
+    pub(super) fn read_for_gc(
+        &mut self,
+        die: u32,
+        block: u32,
+        page: u32,
+        slots: u32,
+        now: SimTime,
+    ) {
         let xfer = self.xfer_time(slots);
         let t_read = self.times.read(block, page);
         self.timelines.read(die, now, t_read, xfer);

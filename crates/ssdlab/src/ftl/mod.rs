@@ -117,6 +117,8 @@ pub struct Ftl {
     seq: u64,
     gc_low: usize,
     gc_high: usize,
+    /// On-demand GC: each die's high watermark (its GC band differs by the die, see `new`).
+    die_high: Vec<usize>,
     mode: GcMode,
     striping: Striping,
     active_target: usize,
@@ -137,6 +139,21 @@ pub struct Ftl {
     idle_ready: Vec<SimTime>,
     scratch: Vec<Ppa>,
     audit: Option<audit::Audit>,
+}
+
+/// Each die's high watermark: the configured one, one block lower or higher at random (from
+/// the seed), but always above the low watermark. Firmware sizes each die's GC reserve from its
+/// own good blocks, so dies do not all clean to the same level; without this, dies that hit the
+/// cliff together keep cleaning in step.
+fn die_watermarks(dies: u32, low: u32, high: u32, seed: u64) -> Vec<usize> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7761_7465_726D_6B73);
+    (0..dies)
+        .map(|_| {
+            let h = i64::from(high) + rng.gen_range(-2i64..=2);
+            h.max(i64::from(low) + 1) as usize
+        })
+        .collect()
 }
 
 impl Ftl {
@@ -211,6 +228,12 @@ impl Ftl {
             seq: 0,
             gc_low: cfg.ftl.gc_low_free_blocks as usize,
             gc_high: cfg.ftl.gc_high_free_blocks as usize,
+            die_high: die_watermarks(
+                layout.dies,
+                cfg.ftl.gc_low_free_blocks,
+                cfg.ftl.gc_high_free_blocks,
+                seed,
+            ),
             mode: cfg.ftl.gc_mode,
             striping: cfg.ftl.striping,
             active_target: cfg.ftl.active_gc_free_blocks as usize,

@@ -215,7 +215,11 @@ impl OpTimes {
 
     /// The shortest time any program can take (the fastest page type at the lowest factors seen).
     pub fn min_program_ns(&self) -> f64 {
-        let fastest = self.program_ns.iter().copied().fold(f64::INFINITY, f64::min);
+        let fastest = self
+            .program_ns
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         let block = self
             .block_program
             .iter()
@@ -243,7 +247,17 @@ mod tests {
     use super::*;
 
     fn times(spread: &Spread) -> OpTimes {
-        OpTimes::new(1300.0, &[0.54, 1.46], 50.0, &[1.0], 3000.0, spread, 4, 64, 1)
+        OpTimes::new(
+            1300.0,
+            &[0.54, 1.46],
+            50.0,
+            &[1.0],
+            3000.0,
+            spread,
+            4,
+            64,
+            1,
+        )
     }
 
     #[test]

@@ -125,8 +125,10 @@ impl Consistency {
             lat.and_then(|l| l.at(p))
                 .map_or(0.0, |ns| ns as f64 / 1000.0)
         };
+        let burst = burst_seconds(&iops);
         ConsistencySummary {
-            iops_clean: mean(&iops[..iops.len().min(10)]),
+            iops_clean: mean(&iops[..iops.len().min(10).min(burst.max(1))]),
+            burst_s: burst as f64,
             iops_steady_mean: mean(&iops[zoom..]),
             iops_steady_min: iops[zoom..].iter().copied().min().unwrap_or(0),
             zoom_start_s: zoom as f64,
@@ -158,11 +160,22 @@ pub struct LatencySummary {
     pub mean: f64,
 }
 
+/// Seconds of the fresh drive's burst: until the first second below half the best of the first
+/// three (the cliff), or the whole run if there is none.
+pub fn burst_seconds(iops: &[u64]) -> usize {
+    let best = iops.iter().take(3).copied().max().unwrap_or(0);
+    iops.iter()
+        .position(|&n| 2 * n < best)
+        .unwrap_or(iops.len())
+}
+
 /// The consistency test's figures.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ConsistencySummary {
-    /// Mean IOPS over the first 10 s of random writes.
+    /// Mean IOPS of the fresh drive: over the burst's seconds, at most the first 10.
     pub iops_clean: f64,
+    /// Seconds from the start of the random writes to the cliff (see [`burst_seconds`]).
+    pub burst_s: f64,
     /// Mean and minimum per-second IOPS in the steady-state zoom window.
     pub iops_steady_mean: f64,
     pub iops_steady_min: u64,

@@ -4,6 +4,7 @@ mod consistency;
 mod determinism;
 mod invariants;
 mod personalities;
+mod shape;
 mod support;
 mod theory;
 mod throughput;

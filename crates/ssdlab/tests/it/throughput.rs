@@ -32,18 +32,21 @@ fn clean_random_write_iops_reaches_the_nand_ceiling() {
 }
 
 #[test]
-fn fewer_dies_give_proportionally_fewer_clean_iops() {
+fn clean_iops_scale_with_dies_and_not_with_capacity() {
     let full = presets::get("mlc-256").unwrap();
+    let bound = |cfg: &ssdlab::DriveConfig| {
+        Drive::new(cfg, 1)
+            .unwrap()
+            .layout()
+            .clean_write_iops_bound()
+    };
+    // The capacity rule keeps the dies: a 32 GB drive has the 256 GB drive's clean ceiling.
     let small = full.with_user_capacity(32_000_000_000).unwrap();
-    let a = Drive::new(&full, 1)
-        .unwrap()
-        .layout()
-        .clean_write_iops_bound();
-    let b = Drive::new(&small, 1)
-        .unwrap()
-        .layout()
-        .clean_write_iops_bound();
-    assert!((a / b - 8.0).abs() < 0.01, "{a} vs {b}");
+    assert!((bound(&full) / bound(&small) - 1.0).abs() < 0.001);
+    // A quarter of the dies, a quarter of the ceiling.
+    let mut fewer = full.clone();
+    fewer.geometry.dies_per_channel = 1;
+    assert!((bound(&full) / bound(&fewer) - 4.0).abs() < 0.01);
 }
 
 #[test]
