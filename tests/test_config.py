@@ -47,9 +47,15 @@ def test_section_keys_and_defaults_match_rust_exactly(section: str) -> None:
     rust = RUST_DEFAULTS[section]
     assert set(model.model_fields) == set(rust), "a Rust field has no Python mirror (or the reverse)"
     python = model()
+
+    def plain(v: Any) -> Any:
+        return v.model_dump() if isinstance(v, BaseModel) else v
+
     for key, value in rust.items():
-        assert getattr(python, key) == value, f"{section}.{key}"
-        assert model.model_fields[key].default == value, f"{section}.{key}"
+        assert plain(getattr(python, key)) == value, f"{section}.{key}"
+        field = model.model_fields[key]
+        default = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
+        assert plain(default) == value, f"{section}.{key}"
 
 
 def test_every_top_level_default_matches_rust() -> None:
@@ -203,11 +209,13 @@ def test_describe() -> None:
 def test_with_user_capacity(small_drive: DriveConfig) -> None:
     d = small_drive.describe()
     assert d["user_capacity_bytes"] == 2 * 2**30
-    assert d["dies"] == 1
+    # The capacity rule keeps the dies and makes them smaller.
+    assert d["dies"] == DriveConfig().describe()["dies"] == 32
+    assert small_drive.geometry.pages_per_block < DriveConfig().geometry.pages_per_block
     assert small_drive.ftl.op == pytest.approx(DriveConfig().ftl.op, abs=0.01)
 
 
-@pytest.mark.parametrize("size", [0, -1, 2**64, 2**30, 4096, True, 1.5e9, "-2GiB", "lots"])
+@pytest.mark.parametrize("size", [0, -1, 2**64, 2**29, 4096, True, 0.5e9, "-2GiB", "lots"])
 def test_with_user_capacity_refuses_bad_sizes(size: Any) -> None:
     with pytest.raises(ssdlab.SsdlabError) as err:
         DriveConfig().with_user_capacity(size)
@@ -220,7 +228,7 @@ def test_with_user_capacity_takes_size_strings(small_drive: DriveConfig) -> None
 
 def test_too_small_capacity_names_the_minimum() -> None:
     with pytest.raises(ssdlab.SsdlabError, match="smallest user capacity"):
-        DriveConfig().with_user_capacity(2**30)
+        DriveConfig().with_user_capacity(2**29)
 
 
 def test_with_op_keeps_the_physical_nand(small_drive: DriveConfig) -> None:

@@ -198,7 +198,9 @@ def test_compressible_data_fools_the_speed_ratio(
     assert incompressible.write_amplification > 1.5
     for result in (incompressible, wa_default):
         s = result.summary
-        assert s["speed_ratio_estimate"] > s["write_amplification"] > 1
+        # Without compression the readers' estimate agrees with the WA of its window (within 20 %).
+        assert s["write_amplification"] > 1
+        assert s["speed_ratio_estimate"] == pytest.approx(s["steady_write_amplification"], rel=0.2)
         assert s["steady_write_amplification"] > s["write_amplification"]  # the burst lowers the whole-run WA
         assert result.note() is None  # the estimate agrees with the WA of its own window
 
@@ -347,7 +349,8 @@ def test_progress_callable_sees_every_step_and_can_cancel() -> None:
 
 
 TINY = {"name": "tiny", "geometry": {"channels": 1, "dies_per_channel": 1, "planes_per_die": 1,
-                                     "blocks_per_plane": 100, "pages_per_block": 8, "page_bytes": 4096}}
+                                     "blocks_per_plane": 100, "pages_per_block": 8, "page_bytes": 4096, "bad_block_pct": 0},
+        "ftl": {"gc_high_free_blocks": 3}}
 
 BAD: List[tuple] = [
     (ssdlab.torture, {"then": ["idle"]}, "unknown torture action 'idle'"),

@@ -7,7 +7,7 @@ mod torture;
 mod used_vs_new;
 mod wa;
 
-pub use consistency::{Consistency, ConsistencySummary, LatencySummary};
+pub use consistency::{burst_seconds, Consistency, ConsistencySummary, LatencySummary};
 pub use hdtach::{summarize_passes, HdTach, HdTachSummary, PassSummary};
 pub use torture::{Torture, TortureSummary};
 pub use used_vs_new::{UsedVsNew, UsedVsNewSummary};

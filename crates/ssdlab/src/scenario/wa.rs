@@ -33,7 +33,7 @@ pub struct WorstCaseWaSummary {
     pub steady_write_amplification: f64,
     /// Clean write speed / worst-case write speed (None if the drive wrote nothing at the end).
     pub speed_ratio_estimate: Option<f64>,
-    /// Mean MB/s over the first 10 s of the torture (the fresh drive's burst).
+    /// Mean MB/s of the fresh drive's burst: the torture's seconds before the cliff, at most 10.
     pub clean_mb_s: f64,
     /// Mean MB/s over the last fifth of the torture.
     pub worst_mb_s: f64,
@@ -63,10 +63,11 @@ impl Procedure for WorstCaseWa {
             } else {
                 0.0
             };
+            let burst = super::consistency::burst_seconds(&bytes[..secs]).clamp(1, 10);
             (
                 p.counters.write_amplification().unwrap_or(0.0),
                 steady,
-                mean(&bytes[..secs.min(10)]),
+                mean(&bytes[..secs.min(burst)]),
                 mean(&bytes[window.clone()]),
             )
         });
