@@ -18,6 +18,9 @@ _ProgressCallback = Callable[[int, float, float], Optional[bool]]
 _SeriesDict = dict[str, Any]
 _StepOutput = tuple[str, Optional[_SeriesDict]]
 
+def limits() -> str:
+    """The bounds of what can be simulated (crates/ssdlab/src/limits.rs), as JSON."""
+
 def default_config() -> str:
     """The default drive configuration as JSON."""
 
