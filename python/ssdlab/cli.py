@@ -34,7 +34,7 @@ from ssdlab.results import (
 from ssdlab.progress import StepBars
 from ssdlab.report import write_report
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
-from ssdlab.sizes import format_size, parse_size
+from ssdlab.sizes import format_size
 
 __all__ = ["cli", "main"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 from typing import Union
 
 from ssdlab.errors import SsdlabError

@@ -193,7 +193,8 @@ class ResultStage:
         self._made = []
 
     def discard(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True) if hasattr(self, "path") else None
+        """Removes the staging directory and the parents this stage created."""
+        shutil.rmtree(self.path, ignore_errors=True)
         self._remove_parents()
         self.done = True
 

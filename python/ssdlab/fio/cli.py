@@ -17,7 +17,7 @@ import click
 from ssdlab import cli_values as cv
 from ssdlab.config import GC_POLICIES, DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.sizes import format_size, parse_size
+from ssdlab.sizes import format_size
 
 __all__ = ["fio_cmd", "consistency_on_device_cmd"]
 

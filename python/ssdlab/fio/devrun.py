@@ -43,7 +43,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio import output, runner, smart
 from ssdlab.fio.device import _smart, secure_erase
-from ssdlab.fio.safety import Target, check_target
+from ssdlab.fio.safety import Target
 from ssdlab.fio.translate import FioPlan, JobPlan, plan as make_plan
 from ssdlab.sizes import format_size, parse_size
 
