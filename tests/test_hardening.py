@@ -316,7 +316,7 @@ def test_expanded_values_never_add_lines_or_options(value: str, where: str) -> N
 @given(value=st.one_of(SMUGGLE, st.text(max_size=12)))
 def test_the_device_job_file_names_only_the_target(tmp_path: Path, value: str) -> None:
     """Whatever a job value holds, the job file fio would run names the target once and nothing else."""
-    text = f"[global]\ndescription=${{V}}\nfilename=/dev/sda\n[w]\nrw=randwrite\nsize=8m\ndirectory=/\n"
+    text = "[global]\ndescription=${V}\nfilename=/dev/sda\n[w]\nrw=randwrite\nsize=8m\ndirectory=/\n"
     try:
         parsed = jf.parse_string(text, env={"V": value})
         plan = make_plan(parsed, 64 * 2**20)
@@ -481,6 +481,7 @@ def _sim() -> Any:
                                                              "io_limit": 10}}]), "position buckets"),
     (lambda: _sim().run_steps([{"step": "idle", "seconds": 6e8}, {"step": "idle", "seconds": 6e8}]),
      "step 2: the run's durations add up"),
+    (lambda: ssdlab.used_vs_new(_sim().config, test_span=4097, duration_s=1), "whole number of 4 KiB blocks"),
 ])
 def test_api_mistakes_are_ssdlab_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: Any,
                                         needle: str) -> None:
