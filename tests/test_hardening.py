@@ -516,3 +516,12 @@ def test_an_address_space_limit_refuses_a_big_drive_in_one_line() -> None:
     assert m is not None, line
     available = float(m.group(1)) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(m.group(2))
     assert available < 3 * GIB
+
+
+def test_a_failing_report_leaves_no_result_either(tmp_path: Path) -> None:
+    out = tmp_path / "D"
+    (out / "report.html").mkdir(parents=True)
+    status, err = run_cli(["wa", "--capacity", "2GiB", "--torture-minutes", "0.1", "-q", "--report", "--out", str(out)])
+    assert_refused(status, err, "report")
+    assert [p.name for p in out.iterdir()] == ["report.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["D"]

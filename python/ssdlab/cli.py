@@ -29,6 +29,7 @@ from ssdlab.results import (
     USED_VS_NEW_FILES,
     WA_FILES,
     HdtachResult,
+    ResultStage,
     check_output_dir,
 )
 from ssdlab.progress import StepBars
@@ -260,8 +261,8 @@ def consistency_cmd(
     finally:
         if progress:
             progress.bars.close()
-    path = result.save(out_dir)
-    page = write_report([path], path / "report.html") if report else None
+    path = _save(result, out_dir, report)
+    page = path / "report.html" if report else None
     if quiet:
         return
     s = result.summary
@@ -382,8 +383,17 @@ def _header(cfg: DriveConfig, what: str) -> str:
     )
 
 
+def _save(result: Any, out_dir: Path, report: bool) -> Path:
+    """Saves the result directory and, with `report`, its report.html: both or neither."""
+    with ResultStage(out_dir) as stage:
+        result.save(stage.path)
+        if report:
+            write_report([stage.path], stage.path / "report.html")
+        return stage.commit()
+
+
 def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: str, out: Optional[str],
-              quiet: bool, run: Callable[[Any], Any]) -> Tuple[Any, Path]:
+              quiet: bool, run: Callable[[Any], Any], report: bool = False) -> Tuple[Any, Path]:
     """Checks the output directory, runs `run(progress)` with bars and a header, saves the result."""
     out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario))
     progress: Any = False
@@ -394,12 +404,14 @@ def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: st
     finally:
         if progress:
             progress.bars.close()
-    return result, result.save(out_dir)
+    return result, _save(result, out_dir, report)
 
 
-def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str]) -> bool:
+def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str], written: bool = True) -> bool:
     """Writes the report if asked; prints where the files are. Returns False when quiet."""
-    page = write_report([path], path / "report.html") if report else None
+    if report and not written:
+        write_report([path], path / "report.html")
+    page = path / "report.html" if report else None
     if quiet:
         return False
     extra = ", report.html" if page is not None else ""
@@ -460,7 +472,7 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
     if not quiet:
         for note in result.summary.get("notes", []):
             click.echo(f"ssdlab: note: {note}", err=True)
-    if _finish(result, path, report, quiet, HDTACH_FILES):
+    if _finish(result, path, report, quiet, HDTACH_FILES, written=False):
         _print_passes(result)
 
 
@@ -496,7 +508,8 @@ def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: floa
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
     result, path = _simulate(cfg, "hdtach", options, what, out, quiet,
-                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options),
+                             report)
     if _finish(result, path, report, quiet, HDTACH_FILES):
         _print_passes(result)
 
@@ -574,7 +587,8 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options["compressibility"] = compressibility
     result, path = _simulate(cfg, "torture", options, what, out, quiet,
-                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options),
+                             report)
     if _finish(result, path, report, quiet, HDTACH_FILES):
         _print_passes(result)
 
@@ -609,7 +623,8 @@ def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: 
     options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct}
     what = f"{duration:g} s of 4 KiB random writes at QD{qd} clean, used, used after TRIM"
     result, path = _simulate(cfg, "used-vs-new", options, what, out, quiet,
-                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options),
+                             report)
     if not _finish(result, path, report, quiet, USED_VS_NEW_FILES):
         return
     states = result.summary["states"]
@@ -645,7 +660,8 @@ def wa_cmd(torture_minutes: float, compressibility: float, drive: Optional[str],
     if compressibility != 1:
         what += f", data compressible to {compressibility:g}"
     result, path = _simulate(cfg, "wa", options, what, out, quiet,
-                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options),
+                             report)
     if not _finish(result, path, report, quiet, WA_FILES):
         return
     s = result.summary
