@@ -169,7 +169,7 @@ def test_bad_drive_files_give_one_line_naming_the_field(tmp_path: Path, text: st
 
 
 def test_missing_and_binary_drive_files(tmp_path: Path) -> None:
-    with pytest.raises(ssdlab.SsdlabError, match="cannot read drive file"):
+    with pytest.raises(ssdlab.SsdlabError, match="drive file .*none.toml.*: no such file"):
         DriveConfig.from_toml_file(tmp_path / "none.toml")
     (tmp_path / "bin.toml").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(ssdlab.SsdlabError, match="not UTF-8"):

@@ -34,7 +34,7 @@ def _stub_names(body: List[ast.stmt]) -> Dict[str, Tuple[str, ast.AST]]:
 
 
 def _stub_params(fn: ast.FunctionDef) -> List[str]:
-    return [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.arg != "self"]
+    return [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs if a.arg not in ("self", "cls")]
 
 
 def _runtime_params(obj: object) -> List[str]:
@@ -83,7 +83,7 @@ def test_simulator_members_match() -> None:
             assert callable(static), name
             assert isinstance(fn, ast.FunctionDef)
             assert _stub_params(fn) == _runtime_params(getattr(_core.Simulator, name)), name
-    init = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    init = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__new__")
     try:
         runtime_init = _runtime_params(_core.Simulator)
     except ValueError:  # abi3 classes carry no text signature before Python 3.10

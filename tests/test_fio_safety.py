@@ -79,8 +79,13 @@ def test_file_with_a_filesystem_needs_force_signatures(tmp_path):
 def test_directories_and_character_devices_are_refused(tmp_path):
     with pytest.raises(SsdlabError, match="is a directory"):
         check_target(tmp_path)
-    with pytest.raises(SsdlabError, match="neither a block device nor a regular file"):
+    with pytest.raises(SsdlabError, match="/dev/null: is a character device; give a block device or a regular file"):
         check_target("/dev/null", destroy_ok=True)
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(SsdlabError, match="is a FIFO; give a block device or a regular file"):
+        check_target(tmp_path / "fifo", destroy_ok=True)
+    with pytest.raises(SsdlabError, match="/proc/version: is on the kernel's proc filesystem, not storage"):
+        check_target("/proc/version", destroy_ok=True, capacity=64 * MIB)
     with pytest.raises(SsdlabError, match="no such device"):
         check_target("/dev/ssdlab-no-such-disk")
 

@@ -4,10 +4,23 @@ Configs, steps and scalar results cross the boundary as JSON text; per-interval 
 NumPy arrays. Use the typed wrappers in `ssdlab.config` and `ssdlab.simulate` instead.
 """
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "SsdlabError",
+    "default_config",
+    "limits",
+    "preset_names",
+    "preset",
+    "describe_config",
+    "with_user_capacity",
+    "consistency_steps",
+    "Simulator",
+    "__version__",
+]
 
 __version__: str
 
@@ -17,6 +30,9 @@ class SsdlabError(ValueError):
 _ProgressCallback = Callable[[int, float, float], Optional[bool]]
 _SeriesDict = dict[str, Any]
 _StepOutput = tuple[str, Optional[_SeriesDict]]
+
+def limits() -> str:
+    """The bounds of what can be simulated (crates/ssdlab/src/limits.rs), as JSON."""
 
 def default_config() -> str:
     """The default drive configuration as JSON."""
@@ -36,10 +52,11 @@ def with_user_capacity(config_json: str, user_bytes: int) -> str:
 def consistency_steps(params_json: str, user_bytes: int) -> str:
     """The consistency test's steps (JSON) for a drive of `user_bytes`."""
 
+@final
 class Simulator:
     """A simulated drive and its state across steps."""
 
-    def __init__(self, config_json: str, seed: int) -> None: ...
+    def __new__(cls, config_json: str, seed: int) -> "Simulator": ...
     @property
     def user_bytes(self) -> int:
         """User capacity in bytes."""

@@ -11,13 +11,14 @@ import errno
 import inspect
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
-from ssdlab import __version__, procedures
+from ssdlab import __version__, cli_values as cv, procedures
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
@@ -28,17 +29,19 @@ from ssdlab.results import (
     USED_VS_NEW_FILES,
     WA_FILES,
     HdtachResult,
+    ResultStage,
     check_output_dir,
 )
 from ssdlab.progress import StepBars
 from ssdlab.report import write_report
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
-from ssdlab.sizes import format_size, parse_size
+from ssdlab.sizes import format_size
 
 __all__ = ["cli", "main"]
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", None)
 
 
@@ -52,20 +55,6 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise _Interrupted() from None
-
-
-class Size(click.ParamType):
-    """A byte size such as 4k, 512MiB, 256GB (see ssdlab.sizes)."""
-
-    name = "size"
-
-    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        try:
-            return parse_size(value, what="size")
-        except SsdlabError as err:
-            self.fail(str(err), param, ctx)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -152,38 +141,38 @@ class _Progress:
 @cli.command("consistency")
 @click.option("--drive", metavar="NAME", help=f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]")
 @click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
-@click.option("--capacity", type=Size(), metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB; scales the die count.")
+@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB; scales the die count.")
 @click.option(
     "--op",
-    type=float,
+    type=cv.op,
     metavar="FRACTION",
     help="Over-provisioning, physical/user - 1 (e.g. 0.28); keeps the NAND, so the user capacity shrinks "
     "(with --capacity: that capacity at this OP).",
 )
 @click.option(
     "--spare-area",
-    type=float,
+    type=cv.percent(),
     default=_D.spare_area_pct,
     metavar="PCT",
     help=f"Percent of the user space left unwritten (extra spare area). [default: {_D.spare_area_pct:g}]",
 )
 @click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]")
-@click.option("--qd", type=int, default=_D.queue_depth, show_default=True, metavar="N", help="Queue depth.")
+@click.option("--qd", type=cv.queue_depth, default=_D.queue_depth, show_default=True, metavar="N", help="Queue depth.")
 @click.option(
     "--duration",
-    type=float,
+    type=cv.duration,
     default=_D.duration_s,
     metavar="SECONDS",
     help=f"Simulated seconds of random writes. [default: {_D.duration_s:g}]",
 )
 @click.option(
     "--block-size",
-    type=Size(),
+    type=cv.block_size,
     default=_D.block_bytes,
     metavar="SIZE",
     help=f"Random-write request size. [default: {format_size(_D.block_bytes)}]",
 )
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result.")
+@click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result.")
 @click.option(
     "--out",
     metavar="DIR",
@@ -272,8 +261,8 @@ def consistency_cmd(
     finally:
         if progress:
             progress.bars.close()
-    path = result.save(out_dir)
-    page = write_report([path], path / "report.html") if report else None
+    path = _save(result, out_dir, report)
+    page = path / "report.html" if report else None
     if quiet:
         return
     s = result.summary
@@ -318,17 +307,17 @@ def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml)."
         ),
         click.option(
-            "--capacity", type=Size(), metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; scales the die count."
+            "--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; scales the die count."
         ),
         click.option(
             "--op",
-            type=float,
+            type=cv.op,
             metavar="FRACTION",
             help="Over-provisioning, physical/user - 1 (e.g. 0.28); keeps the NAND, so the user capacity shrinks.",
         ),
         click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]"),
         click.option(
-            "--seed", type=int, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result."
+            "--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result."
         ),
         click.option(
             "--out",
@@ -362,16 +351,17 @@ def _device_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return _apply_options(function, options)
 
 
-def _minutes_option(default: float, help_text: str) -> Callable[..., Any]:
+def _minutes_option(default: float, help_text: str, allow_zero: bool = False) -> Callable[..., Any]:
     return click.option(
-        "--torture-minutes", type=float, default=default, show_default=f"{default:g}", metavar="MINUTES", help=help_text
+        "--torture-minutes", type=cv.minutes(allow_zero), default=default, show_default=f"{default:g}",
+        metavar="MINUTES", help=help_text
     )
 
 
 def _compressibility_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--compressibility",
-        type=float,
+        type=cv.fraction,
         default=1.0,
         show_default="1",
         metavar="C",
@@ -393,8 +383,17 @@ def _header(cfg: DriveConfig, what: str) -> str:
     )
 
 
+def _save(result: Any, out_dir: Path, report: bool) -> Path:
+    """Saves the result directory and, with `report`, its report.html: both or neither."""
+    with ResultStage(out_dir) as stage:
+        result.save(stage.path)
+        if report:
+            write_report([stage.path], stage.path / "report.html")
+        return stage.commit()
+
+
 def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: str, out: Optional[str],
-              quiet: bool, run: Callable[[Any], Any]) -> Tuple[Any, Path]:
+              quiet: bool, run: Callable[[Any], Any], report: bool = False) -> Tuple[Any, Path]:
     """Checks the output directory, runs `run(progress)` with bars and a header, saves the result."""
     out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario))
     progress: Any = False
@@ -405,12 +404,14 @@ def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: st
     finally:
         if progress:
             progress.bars.close()
-    return result, result.save(out_dir)
+    return result, _save(result, out_dir, report)
 
 
-def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str]) -> bool:
+def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str], written: bool = True) -> bool:
     """Writes the report if asked; prints where the files are. Returns False when quiet."""
-    page = write_report([path], path / "report.html") if report else None
+    if report and not written:
+        write_report([path], path / "report.html")
+    page = path / "report.html" if report else None
     if quiet:
         return False
     extra = ", report.html" if page is not None else ""
@@ -467,11 +468,11 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
     measured = run(device, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
                    out_dir=out_dir, progress=not quiet, on_start=announce, label=label, **options)
     result = HdtachResult(measured.passes, measured.summary)
-    path = result.save(out_dir)
+    path = out_dir  # the device run wrote the result directory atomically
     if not quiet:
         for note in result.summary.get("notes", []):
             click.echo(f"ssdlab: note: {note}", err=True)
-    if _finish(result, path, report, quiet, HDTACH_FILES):
+    if _finish(result, path, report, quiet, HDTACH_FILES, written=False):
         _print_passes(result)
 
 
@@ -479,6 +480,7 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
 @_minutes_option(
     _api_default(procedures.hdtach, "torture_minutes"),
     "Minutes of 4 KiB QD32 random writes (after a sequential fill) before a second pass; 0: the clean pass only.",
+    allow_zero=True,
 )
 @_compressibility_option
 @_sim_options
@@ -506,7 +508,8 @@ def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: floa
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
     result, path = _simulate(cfg, "hdtach", options, what, out, quiet,
-                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options),
+                             report)
     if _finish(result, path, report, quiet, HDTACH_FILES):
         _print_passes(result)
 
@@ -523,7 +526,7 @@ def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
 )
 @click.option(
     "--idle-minutes",
-    type=float,
+    type=cv.minutes(True),
     default=_api_default(procedures.torture, "idle_minutes"),
     show_default=f"{_api_default(procedures.torture, 'idle_minutes'):g}",
     metavar="MINUTES",
@@ -584,7 +587,8 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options["compressibility"] = compressibility
     result, path = _simulate(cfg, "torture", options, what, out, quiet,
-                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options),
+                             report)
     if _finish(result, path, report, quiet, HDTACH_FILES):
         _print_passes(result)
 
@@ -592,16 +596,16 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
 @cli.command("used-vs-new")
 @click.option(
     "--test-span",
-    type=Size(),
+    type=cv.block_size,
     metavar="SIZE",
     help="Bytes the random writes cover, after the OS area. [default: 8 GB or a quarter of the drive, the smaller]",
 )
-@click.option("--duration", type=float, default=_api_default(procedures.used_vs_new, "duration_s"),
+@click.option("--duration", type=cv.duration, default=_api_default(procedures.used_vs_new, "duration_s"),
               show_default=f"{_api_default(procedures.used_vs_new, 'duration_s'):g}",
               metavar="SECONDS", help="Simulated seconds of random writes in each state.")
-@click.option("--qd", type=int, default=_api_default(procedures.used_vs_new, "qd"), show_default=True, metavar="N",
+@click.option("--qd", type=cv.queue_depth, default=_api_default(procedures.used_vs_new, "qd"), show_default=True, metavar="N",
               help="Queue depth of the random writes.")
-@click.option("--os-pct", type=float, default=_api_default(procedures.used_vs_new, "os_pct"),
+@click.option("--os-pct", type=cv.percent(90.0), default=_api_default(procedures.used_vs_new, "os_pct"),
               show_default=f"{_api_default(procedures.used_vs_new, 'os_pct'):g}",
               metavar="PCT", help="Percent of the drive holding the 'OS and applications' (valid, never deleted).")
 @_sim_options
@@ -619,7 +623,8 @@ def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: 
     options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct}
     what = f"{duration:g} s of 4 KiB random writes at QD{qd} clean, used, used after TRIM"
     result, path = _simulate(cfg, "used-vs-new", options, what, out, quiet,
-                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options),
+                             report)
     if not _finish(result, path, report, quiet, USED_VS_NEW_FILES):
         return
     states = result.summary["states"]
@@ -655,7 +660,8 @@ def wa_cmd(torture_minutes: float, compressibility: float, drive: Optional[str],
     if compressibility != 1:
         what += f", data compressible to {compressibility:g}"
     result, path = _simulate(cfg, "wa", options, what, out, quiet,
-                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options))
+                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options),
+                             report)
     if not _finish(result, path, report, quiet, WA_FILES):
         return
     s = result.summary
@@ -692,6 +698,8 @@ def report_cmd(run_dirs: Sequence[str], out: str, title: Optional[str], quiet: b
     consistency, hdtach/torture, used-vs-new and wa directories works; a directory holding result
     directories stands for all of them.
     """
+    if out.strip() == "":
+        raise click.BadParameter("the file name is empty; give one such as report.html", param_hint="'--out'")
     target = Path(out)
     if target.is_dir():
         target = target / "report.html"
@@ -712,9 +720,60 @@ def _fail(message: str, status: int = EXIT_USAGE) -> int:
     return status
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python is running so every cleanup (fio stopped, staging directories
+    and created files removed) runs as for Ctrl-C."""
+
+
+_terminated = False
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    global _terminated
+    _terminated = True  # the core may turn the exception into a plain KeyboardInterrupt
+    raise _Terminated()
+
+
+def _bad_argument(args: Sequence[str]) -> Optional[str]:
+    """The first argument that is not valid UTF-8 text (the shell passed raw bytes), described."""
+    for i, a in enumerate(args, start=1):
+        try:
+            a.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = a.encode("utf-8", "surrogateescape")
+            return f"argument {i} ({raw!r}) is not valid UTF-8 text; ssdlab takes UTF-8 names, values and paths"
+        if "\x00" in a:
+            return f"argument {i} holds a NUL character"
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the CLI and returns the exit status (the console script passes it to sys.exit)."""
     args: List[str] = list(sys.argv[1:] if argv is None else argv)
+    bad = _bad_argument(args)
+    if bad is not None:
+        return _fail(bad)
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (an embedding program): leave SIGTERM alone
+        pass
+    global _terminated
+    _terminated = False
+    try:
+        status = _main(args)
+    except _Terminated:  # between the handlers of _main
+        click.echo("ssdlab: terminated", err=True)
+        status = EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if status == EXIT_INTERRUPTED and _terminated:
+        return EXIT_TERMINATED
+    return status
+
+
+def _main(args: List[str]) -> int:
     try:
         status = cli.main(args=args, prog_name="ssdlab", standalone_mode=False)
         return status if isinstance(status, int) else 0
@@ -726,7 +785,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SsdlabError as err:
         return _fail(str(err))
     except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("ssdlab: interrupted", err=True)
+        click.echo("ssdlab: terminated" if _terminated else "ssdlab: interrupted", err=True)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # stdout went away (e.g. `ssdlab drives | head -1`): stop quietly.

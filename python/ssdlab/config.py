@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import check_path_text, read_text
 from ssdlab.sizes import parse_size
 
 if sys.version_info >= (3, 11):
@@ -260,25 +261,22 @@ class DriveConfig(_Model):
     @classmethod
     def from_json(cls, text: str) -> DriveConfig:
         """A config from JSON text (the form the core speaks)."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise SsdlabError(f"drive config: expected JSON text, got {type(text).__name__}")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
             raise SsdlabError(f"drive config: not valid JSON ({err})") from None
         return cls.from_dict(data)
 
     @classmethod
     def from_toml_file(cls, path: Union[str, Path]) -> DriveConfig:
         """A config from a TOML drive file (the format of ``configs/drives/*.toml``)."""
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as err:
-            raise SsdlabError(f"cannot read drive file {str(p)!r}: {err.strerror or err}") from None
-        except UnicodeDecodeError:
-            raise SsdlabError(f"drive file {str(p)!r} is not UTF-8 text; is it a TOML file?") from None
+        p = Path(check_path_text(path, "drive file"))
+        text = read_text(p, "drive file")
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
+        except (tomllib.TOMLDecodeError, RecursionError) as err:
             raise SsdlabError(f"drive file {str(p)!r} is not valid TOML: {err}") from None
         what = f"drive file {str(p)!r}"
         try:

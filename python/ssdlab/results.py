@@ -9,6 +9,7 @@ chart) never leaves a half-written result behind.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -22,6 +23,7 @@ import pandas as pd
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import DATA_LIMIT, check_path_text, read_bytes, read_text
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:
@@ -44,7 +46,9 @@ __all__ = [
     "HdtachResult",
     "UsedVsNewResult",
     "WorstCaseWaResult",
+    "ResultStage",
     "check_output_dir",
+    "write_file_atomically",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -124,12 +128,17 @@ def _probe(directory: Path) -> None:
 def check_output_dir(out_dir: PathLike) -> Path:
     """Checks that results can be written to `out_dir` (without creating it) and returns it.
 
-    Refuses, with `SsdlabError`, a path that exists and is not a directory, a path under a file,
-    and a place where nothing can be created. Call it before a long simulation.
+    Refuses, with `SsdlabError`, what is not a path (None, a number), an empty name, a name that is
+    not UTF-8, a path that exists and is not a directory, a path under a file, and a place where
+    nothing can be created. Call it before a long simulation.
     """
-    path = Path(out_dir).expanduser()
-    if str(out_dir) == "":
+    if out_dir is None or not isinstance(out_dir, (str, bytes, os.PathLike)):
+        raise SsdlabError(f"output directory: expected a path, got {type(out_dir).__name__}")
+    raw = os.fsdecode(os.fspath(out_dir))
+    if raw.strip() == "":
         raise SsdlabError("the output directory name is empty; give a directory such as runs/my-test")
+    check_path_text(raw, "output directory")
+    path = Path(raw).expanduser()
     if path.exists() and not path.is_dir():
         raise SsdlabError(f"output directory {str(path)!r} exists and is not a directory; choose another name")
     existing = path
@@ -150,30 +159,121 @@ def check_output_dir(out_dir: PathLike) -> Path:
     return path
 
 
-def _write_atomically(target: Path, write: Any) -> Path:
+class ResultStage:
+    """A result directory written all at once: files go into a hidden staging directory next to
+    the target (`path`); `commit()` moves them in, `discard()` (or leaving the ``with`` block by an
+    exception, Ctrl-C or SIGTERM) removes the staging directory and any parent it created, so
+    nothing half-written is ever left behind.
+
+    In an existing directory, files of the same names are replaced and other files are left alone;
+    a name that is a directory where the result has a file (or the other way round) is refused
+    before anything moves.
+    """
+
+    def __init__(self, target: PathLike) -> None:
+        self.target = check_output_dir(target)
+        self._made: List[Path] = []
+        missing = []
+        parent = self.target.parent
+        while not parent.exists():
+            missing.append(parent)
+            parent = parent.parent
+        try:
+            for d in reversed(missing):
+                os.mkdir(d)
+                self._made.append(d)
+            self.path = self.target.parent / f".{self.target.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+            os.mkdir(self.path)
+        except OSError as err:
+            self._remove_parents()
+            raise SsdlabError(f"cannot create output directory {str(self.target)!r}: {err.strerror or err}") from None
+        self.done = False
+
+    def __enter__(self) -> "ResultStage":
+        return self
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        if not self.done:
+            self.discard()
+
+    def _remove_parents(self) -> None:
+        for d in reversed(self._made):
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
+        self._made = []
+
+    def discard(self) -> None:
+        """Removes the staging directory and the parents this stage created."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        self._remove_parents()
+        self.done = True
+
+    def commit(self) -> Path:
+        """Moves the staged files into the target; returns the target."""
+        target = self.target
+        try:
+            if not target.exists():
+                os.rename(self.path, target)
+            else:
+                items = sorted(self.path.iterdir())
+                for item in items:
+                    there = target / item.name
+                    if os.path.lexists(there) and (there.is_dir() and not there.is_symlink()) != item.is_dir():
+                        kind = "a directory" if there.is_dir() else "a file"
+                        raise SsdlabError(
+                            f"cannot write results to {str(target)!r}: {str(there)!r} is {kind} where the result "
+                            f"has {'a directory' if item.is_dir() else 'a file'}; remove it or choose another "
+                            f"output directory -- nothing was written"
+                        )
+                old = self.path / f".replaced-{secrets.token_hex(4)}"
+                os.mkdir(old)
+                for item in items:
+                    there = target / item.name
+                    if item.is_dir() and there.is_dir():
+                        os.rename(there, old / item.name)
+                    os.replace(item, there)
+                shutil.rmtree(self.path, ignore_errors=True)
+        except OSError as err:
+            self.discard()
+            raise SsdlabError(f"cannot write results to {str(target)!r}: {err.strerror or err}") from None
+        except BaseException:
+            self.discard()
+            raise
+        self.done = True
+        self._made = []
+        return target
+
+
+def _write_atomically(target: PathLike, write: Any) -> Path:
     """Runs ``write(staging_dir)`` and moves what it wrote into `target` only if it succeeds."""
-    target = check_output_dir(target)
+    with ResultStage(target) as stage:
+        try:
+            write(stage.path)
+        except OSError as err:
+            raise SsdlabError(f"cannot write results to {str(stage.target)!r}: {err.strerror or err}") from None
+        return stage.commit()
+
+
+def write_file_atomically(path: PathLike, text: str, what: str = "output file") -> Path:
+    """Writes `text` to `path` through a temporary file in the same directory and a rename, so the
+    file is either complete or untouched."""
+    shown = check_path_text(path, what)
+    p = Path(shown)
+    if p.is_dir():
+        raise SsdlabError(f"{what} {shown!r}: is a directory; give a file name")
+    tmp = p.parent / f".{p.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = target.parent / f".{target.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
-        os.mkdir(staging)
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, p)
     except OSError as err:
-        raise SsdlabError(f"cannot create output directory {str(target)!r}: {err.strerror or err}") from None
-    try:
-        write(staging)
-        if not target.exists():
-            os.rename(staging, target)
-        else:
-            for item in sorted(staging.iterdir()):
-                os.replace(item, target / item.name)
-            staging.rmdir()
-    except OSError as err:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise SsdlabError(f"cannot write results to {str(target)!r}: {err.strerror or err}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+        raise SsdlabError(f"cannot write {what} {shown!r}: {err.strerror or err}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return p
 
 
 # -- the consistency result ------------------------------------------------------------------------
@@ -318,9 +418,9 @@ class ConsistencyResult:
         """Reads a saved result directory back (without its config and steps)."""
         d = Path(directory)
         try:
-            summary = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-            iops = pd.read_csv(d / "iops.csv")
-            series = pd.read_csv(d / "series.csv")
+            summary = json.loads(read_text(d / "summary.json", "result file", DATA_LIMIT))
+            iops = pd.read_csv(io.BytesIO(read_bytes(d / "iops.csv", "result file", DATA_LIMIT)))
+            series = pd.read_csv(io.BytesIO(read_bytes(d / "series.csv", "result file", DATA_LIMIT)))
         except (OSError, ValueError) as err:
             raise SsdlabError(f"cannot read a consistency result from {str(d)!r}: {err}") from None
         if summary.get("scenario") != "consistency":
@@ -366,7 +466,7 @@ class ConsistencyResult:
             for name, fig in self.charts().items():
                 fig.savefig(staging / name)
 
-        return _write_atomically(Path(out_dir), write)
+        return _write_atomically(out_dir, write)
 
 
 # -- the procedures: hdtach / torture, used-vs-new, wa ------------------------------------------------
@@ -402,7 +502,7 @@ def procedure_summary(
 
 def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
     try:
-        summary: Dict[str, Any] = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+        summary: Dict[str, Any] = json.loads(read_text(d / "summary.json", "result file", DATA_LIMIT))
     except (OSError, ValueError) as err:
         raise SsdlabError(f"cannot read a {scenarios[0]} result from {str(d)!r}: {err}") from None
     if not isinstance(summary, dict) or summary.get("scenario") not in scenarios:
@@ -413,7 +513,7 @@ def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
 
 def _read_csv(d: Path, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(d / name)
+        frame = pd.read_csv(io.BytesIO(read_bytes(d / name, "result file", DATA_LIMIT)))
     except (OSError, ValueError) as err:
         raise SsdlabError(f"cannot read {name} from {str(d)!r}: {err}") from None
     if tuple(frame.columns) != columns:
@@ -478,7 +578,7 @@ class _ProcedureResult:
             for name, fig in self.charts().items():
                 fig.savefig(staging / name)
 
-        return _write_atomically(Path(out_dir), write)
+        return _write_atomically(out_dir, write)
 
 
 class HdtachResult(_ProcedureResult):

@@ -38,6 +38,12 @@ fn default_config() -> String {
     DriveConfig::default().to_json()
 }
 
+/// The bounds of what can be simulated (`ssdlab::limits`), as JSON.
+#[pyfunction]
+fn limits() -> String {
+    ssdlab::limits::to_json()
+}
+
 /// Preset names, default first.
 #[pyfunction]
 fn preset_names() -> Vec<&'static str> {
@@ -297,6 +303,7 @@ impl Simulator {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SsdlabError", m.py().get_type::<SsdlabError>())?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;
     m.add_function(wrap_pyfunction!(describe_config, m)?)?;

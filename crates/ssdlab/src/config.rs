@@ -11,6 +11,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::nand::Layout;
 use crate::units::{format_bytes, UNIT_BYTES};
 
@@ -321,14 +322,73 @@ impl Default for FtlConfig {
     }
 }
 
-fn positive(name: &str, value: f64) -> Result<()> {
-    if value.is_finite() && value > 0.0 {
+/// A NAND or controller operation time in µs: from one nanosecond (the clock's resolution) to
+/// one second (so the longest run stays inside the u64 ns clock; see `limits`).
+fn op_time(name: &str, value: f64) -> Result<()> {
+    if value.is_finite() && (limits::MIN_OP_US..=limits::MAX_OP_US).contains(&value) {
         Ok(())
     } else {
         Err(Error::Config(format!(
-            "{name} must be a positive number, got {value}"
+            "{name} must be from {} (one nanosecond) to {} (one second), got {value}",
+            limits::MIN_OP_US,
+            limits::MAX_OP_US
         )))
     }
+}
+
+/// A bandwidth in MB/s: at least `limits::MIN_BANDWIDTH_MB_S`, so a 4 KiB transfer takes under a
+/// second (any higher finite value is fine: transfers round up to whole nanoseconds).
+fn bandwidth(name: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= limits::MIN_BANDWIDTH_MB_S {
+        Ok(())
+    } else {
+        Err(Error::Config(format!(
+            "{name} must be a finite number of at least {} MB/s, got {value}",
+            limits::MIN_BANDWIDTH_MB_S
+        )))
+    }
+}
+
+/// The geometry's unit count computed without overflow (the layout then bounds it).
+fn geometry_fits(g: &Geometry) -> Result<()> {
+    let units = [
+        g.dies_per_channel,
+        g.planes_per_die,
+        g.blocks_per_plane,
+        g.pages_per_block,
+        g.page_bytes / UNIT_BYTES as u32,
+    ]
+    .iter()
+    .try_fold(u64::from(g.channels), |acc, &x| {
+        acc.checked_mul(u64::from(x))
+    });
+    match units {
+        Some(u) if u < u64::from(u32::MAX) => Ok(()),
+        _ => Err(Error::Config(format!(
+            "the geometry describes more than {} units of 4 KiB (16 TiB), the most ssdlab simulates; \
+             use fewer channels, dies, planes, blocks or pages",
+            u32::MAX - 1
+        ))),
+    }
+}
+
+/// `op` is at most 10, or above it only because a scaled drive's NAND was rounded up to whole
+/// blocks (one block per plane less would bring it under 10), as `with_user_capacity` does.
+fn op_within_bound(cfg: &DriveConfig) -> bool {
+    const MAX_OP: f64 = 10.0;
+    let f = &cfg.ftl;
+    if f.op <= MAX_OP {
+        return true;
+    }
+    let g = &cfg.geometry;
+    let row = f64::from(g.channels)
+        * f64::from(g.dies_per_channel)
+        * f64::from(g.planes_per_die)
+        * f64::from(g.pages_per_block)
+        * f64::from(g.page_bytes);
+    let physical = row * f64::from(g.blocks_per_plane);
+    let user = physical / (1.0 + f.op);
+    (physical - row) / user - 1.0 < MAX_OP
 }
 
 fn at_least(name: &str, value: u32, min: u32) -> Result<()> {
@@ -376,11 +436,12 @@ impl DriveConfig {
                 g.bad_block_pct
             )));
         }
+        geometry_fits(g)?;
         let t = &self.timing;
-        positive("timing.read_us", t.read_us)?;
-        positive("timing.program_us", t.program_us)?;
-        positive("timing.erase_us", t.erase_us)?;
-        positive("timing.channel_mb_s", t.channel_mb_s)?;
+        op_time("timing.read_us", t.read_us)?;
+        op_time("timing.program_us", t.program_us)?;
+        op_time("timing.erase_us", t.erase_us)?;
+        bandwidth("timing.channel_mb_s", t.channel_mb_s)?;
         for (name, factors) in [
             ("timing.program_page_factors", &t.program_page_factors),
             ("timing.read_page_factors", &t.read_page_factors),
@@ -416,15 +477,19 @@ impl DriveConfig {
             )));
         }
         let h = &self.host;
-        positive("host.link_mb_s", h.link_mb_s)?;
-        if !(h.command_overhead_us.is_finite() && h.command_overhead_us >= 0.0) {
+        bandwidth("host.link_mb_s", h.link_mb_s)?;
+        if !(h.command_overhead_us.is_finite()
+            && h.command_overhead_us >= 0.0
+            && h.command_overhead_us <= limits::MAX_OP_US)
+        {
             return Err(Error::Config(format!(
-                "host.command_overhead_us must be zero or more, got {}",
+                "host.command_overhead_us must be from 0 to {} (one second), got {}",
+                limits::MAX_OP_US,
                 h.command_overhead_us
             )));
         }
         let f = &self.ftl;
-        if !(f.op.is_finite() && f.op > 0.0 && f.op <= 10.0) {
+        if !(f.op.is_finite() && f.op > 0.0 && op_within_bound(self)) {
             return Err(Error::Config(format!(
                 "over-provisioning (op) must be above 0 and at most 10 (physical/user - 1), got {}; \
                  a drive with no spare blocks cannot garbage-collect",

@@ -179,7 +179,7 @@ impl Drive {
     pub fn new(config: &DriveConfig, seed: u64) -> Result<Drive> {
         let layout = config.validate()?;
         let needed = layout.table_bytes(config.ftl.compression);
-        if let Some(available) = available_memory() {
+        if let Some(available) = crate::memory::available_memory() {
             if needed > available / 10 * 9 {
                 return Err(Error::Config(format!(
                     "simulating this drive needs about {} of memory for its mapping tables but only {} is available; \
@@ -387,14 +387,6 @@ impl Drive {
         self.link_free = self.now;
         Ok(self.now)
     }
-}
-
-/// `MemAvailable` from /proc/meminfo, where there is one.
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 #[cfg(test)]

@@ -38,6 +38,8 @@ pub mod error;
 pub mod ftl;
 pub mod gc;
 mod hugepages;
+pub mod limits;
+pub mod memory;
 pub mod metrics;
 pub mod nand;
 mod prefetch;

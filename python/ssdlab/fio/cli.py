@@ -14,23 +14,12 @@ from typing import Any, Optional, Tuple
 
 import click
 
+from ssdlab import cli_values as cv
 from ssdlab.config import GC_POLICIES, DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.sizes import format_size, parse_size
+from ssdlab.sizes import format_size
 
 __all__ = ["fio_cmd", "consistency_on_device_cmd"]
-
-
-class _Size(click.ParamType):
-    name = "size"
-
-    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        try:
-            return parse_size(value, what=param.human_readable_name if param else "size")
-        except SsdlabError as err:
-            self.fail(str(err), param, ctx)
 
 
 def _safe(name: str) -> str:
@@ -55,10 +44,10 @@ def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[
 @click.argument("jobfile", metavar="JOBFILE")
 @click.option("--drive", metavar="NAME", help="Drive preset (see `ssdlab drives`). [default: the first preset]")
 @click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
-@click.option("--capacity", type=_Size(), metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB.")
-@click.option("--op", type=float, metavar="FRACTION", help="Over-provisioning, physical/user - 1.")
+@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB.")
+@click.option("--op", type=cv.op, metavar="FRACTION", help="Over-provisioning, physical/user - 1.")
 @click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]")
-@click.option("--seed", type=int, default=1, show_default=True, metavar="N",
+@click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N",
               help="Seeds the drive and every job's offsets (a job's randseed= overrides its own).")
 @click.option("--output-format", "output_format", type=click.Choice(["normal", "json"]), default="normal",
               show_default=True, help="fio's report format.")
@@ -103,7 +92,7 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     from ssdlab.fio import output as fmt
     from ssdlab.fio.simrun import run_plan
     from ssdlab.fio.translate import plan as make_plan
-    from ssdlab.results import check_output_dir
+    from ssdlab.results import ResultStage, check_output_dir
 
     if not 0 <= seed < 2**64:
         raise click.BadParameter(f"seed must be from 0 to 2**64-1, got {seed}", param_hint="'--seed'")
@@ -112,37 +101,45 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     user_bytes = int(cfg.describe()["user_capacity_bytes"])
     plan = make_plan(parsed, user_bytes, sequential_jobs=sequential_jobs, sections=list(sections) or None)
     out_dir = check_output_dir(out) if out is not None else None
-    report_path = Path(output) if output is not None else None
-    if report_path is not None and report_path.is_dir():
-        raise SsdlabError(f"--output {output}: is a directory; give a file name")
+    _check_output_file(output)
     if not quiet:
         for n in plan.notes + [n for j in plan.jobs for n in j.notes]:
             click.echo(f"ssdlab: note: {n}", err=True)
     run = run_plan(plan, cfg, seed, progress=not quiet)
     text = fmt.dumps(fmt.fio_json(run)) if output_format == "json" else fmt.normal_text(run)
-    if report_path is not None:
-        try:
-            report_path.write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise SsdlabError(f"cannot write --output {output}: {e.strerror or e}") from None
-    else:
-        click.echo(text, nl=False)
-    log_dir = out_dir if out_dir is not None else Path.cwd()
     if out_dir is not None:
-        fmt.save(run, out_dir)
-    logs = fmt.write_logs(run, log_dir)
+        with ResultStage(out_dir) as stage:  # results and logs appear together or not at all
+            fmt.save(run, stage.path)
+            logs = fmt.write_logs(run, stage.path)
+            _write_report(text, output)
+            stage.commit()
+    else:
+        logs = fmt.write_logs(run, Path.cwd())
+        _write_report(text, output)
     if not quiet and (out_dir is not None or logs):
         where = f"results in {out_dir}{os.sep}" if out_dir is not None else ""
         wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
 
 
+def _check_output_file(output: Optional[str]) -> None:
+    """Refuses an --output that cannot be a file, before anything runs."""
+    if output is None:
+        return
+    from ssdlab.inputs import check_path_text
+
+    check_path_text(output, "--output")
+    if Path(output).is_dir():
+        raise SsdlabError(f"--output {output}: is a directory; give a file name")
+    if not Path(output).parent.is_dir() and str(Path(output).parent) not in ("", "."):
+        raise SsdlabError(f"--output {output}: {Path(output).parent} is not a directory")
+
+
 def _write_report(text: str, output: Optional[str]) -> None:
     if output is not None:
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise SsdlabError(f"cannot write --output {output}: {e.strerror or e}") from None
+        from ssdlab.results import write_file_atomically
+
+        write_file_atomically(output, text, "--output")
     else:
         click.echo(text, nl=False)
 
@@ -160,22 +157,23 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
         flag = "--" + sim_only[0].replace("_", "-")
         raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
     out_dir = check_output_dir(out) if out is not None else None
-    if output is not None and Path(output).is_dir():
-        raise SsdlabError(f"--output {output}: is a directory; give a file name")
+    _check_output_file(output)
 
     def announce(target: Any) -> None:
         if not quiet:
             click.echo(f"ssdlab: {device} ({target.name}, {format_size(target.size_bytes)}): {jobfile} through fio",
                        err=True)
 
+    def finish(run: Any) -> None:  # inside the run's staging: an error here leaves no result behind
+        if out_dir is None:
+            run.log_files = run.copy_logs(Path.cwd())
+        _write_report(run.json_text() if output_format == "json" else run.text, output)
+
     run = run_jobfile_on_device(device, jobfile, capacity=capacity, yes_destroy_data=yes_destroy_data,
                                 force_signatures=force_signatures, sequential_jobs=sequential_jobs,
                                 sections=list(sections) or None, out_dir=out_dir, progress=not quiet,
-                                on_start=announce)
-    _write_report(run.json_text() if output_format == "json" else run.text, output)
-    if out_dir is not None:
-        run.save(out_dir)
-    logs = run.copy_logs(out_dir if out_dir is not None else Path.cwd())
+                                on_start=announce, finish=finish)
+    logs = run.log_files
     if not quiet:
         for n in run.notes:
             click.echo(f"ssdlab: note: {n}", err=True)
@@ -208,7 +206,7 @@ def consistency_on_device_cmd(ctx: click.Context, *, device: str, capacity: Opti
                                    block_size=block_size, capacity=capacity, yes_destroy_data=yes_destroy_data,
                                    force_signatures=force_signatures, out_dir=out_dir, progress=not quiet,
                                    on_start=announce)
-    path = result.save(out_dir)
+    path = out_dir  # consistency_on_device wrote the result directory atomically
     if quiet:
         return
     s = result.summary

@@ -30,6 +30,7 @@ milliseconds, so buckets written in under a few milliseconds (small, fast files)
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import json
@@ -41,7 +42,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -50,8 +51,9 @@ from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import output, runner, smart
 from ssdlab.fio.safety import Target, check_target
-from ssdlab.results import ConsistencyResult, LATENCY_KEYS, burst_seconds, check_output_dir
-from ssdlab.sizes import format_size
+from ssdlab import limits
+from ssdlab.results import ConsistencyResult, LATENCY_KEYS, ResultStage, burst_seconds, check_output_dir
+from ssdlab.sizes import format_size, parse_size
 
 __all__ = [
     "DeviceConsistencyResult",
@@ -185,19 +187,42 @@ class _Session:
         return runner.run(opts, jobs, sub, progress=self.progress, comment=comment)
 
 
-def _open_session(path: PathLike, *, capacity: Optional[int], yes_destroy_data: bool, force_signatures: bool,
-                  out_dir: Optional[PathLike], progress: bool,
-                  on_start: Optional[Callable[[Target], None]] = None) -> Tuple[_Session, Optional[Path]]:
+@contextlib.contextmanager
+def device_run(path: PathLike, *, capacity: Optional[int], yes_destroy_data: bool, force_signatures: bool,
+               out_dir: Optional[PathLike]) -> Iterator[Tuple[Target, Optional[ResultStage]]]:
+    """The safe frame of every device run: checks fio, the output directory and the target (in that
+    order, before anything is written), stages the result directory, and on any error, Ctrl-C or
+    SIGTERM removes the staging directory and a file the run created, so a failed run leaves
+    nothing behind. The caller commits the stage when the result is complete."""
     runner.fio_path()  # fail early without fio
-    out = check_output_dir(out_dir) if out_dir is not None else None
+    if capacity is not None:
+        capacity = parse_size(capacity, what="capacity")
+    if out_dir is not None:
+        check_output_dir(out_dir)
     target = check_target(path, destroy_ok=yes_destroy_data, force_signatures=force_signatures, capacity=capacity)
+    stage: Optional[ResultStage] = None
+    ok = False
+    try:
+        stage = ResultStage(out_dir) if out_dir is not None else None
+        yield target, stage
+        ok = True
+    finally:
+        if stage is not None and not stage.done:
+            stage.discard()
+        if not ok and target.created:
+            with contextlib.suppress(OSError):
+                os.unlink(target.path)
+
+
+def _open_session(target: Target, stage: Optional[ResultStage], progress: bool,
+                  on_start: Optional[Callable[[Target], None]] = None) -> _Session:
     if on_start is not None:
         on_start(target)
     io = runner.probe_io(target.path)
     if not io.direct and not target.is_file:
         raise SsdlabError(f"{target.path}: fio cannot open the device with O_DIRECT; refusing a buffered run on a device")
-    if out is not None:
-        workdir = out / "fio"
+    if stage is not None:
+        workdir = stage.path / "fio"
     else:
         import tempfile
 
@@ -206,7 +231,12 @@ def _open_session(path: PathLike, *, capacity: Optional[int], yes_destroy_data: 
     s = _Session(target, io, workdir, progress, notes=list(target.notes) + list(io.notes))
     if io.engine == "psync":
         s.notes.append("ioengine=psync keeps one IO in flight: the queue depth is 1 whatever --qd says")
-    return s, out
+    return s
+
+
+def _fio_time(seconds: float) -> str:
+    """A checked duration as fio reads it: whole milliseconds (at least 1)."""
+    return f"{max(int(round(seconds * 1000)), 1)}ms"
 
 
 def _label(target: Target) -> str:
@@ -269,22 +299,44 @@ def consistency_on_device(
 ) -> DeviceConsistencyResult:
     """The performance-consistency test on a real device or file (see the module doc).
 
-    With `out_dir`, fio's files go to ``out_dir/fio``; save the result there with ``.save(out_dir)``.
+    With `out_dir`, the whole result directory (with fio's files in ``out_dir/fio``) is written
+    there atomically when the run succeeds; nothing is left there (nor a file the run created) when
+    it fails or is interrupted. Every parameter is checked before anything is written.
     `on_start(target)` is called once the target passed the safety checks, before anything is written.
     """
-    if not (0 <= spare_area_pct < 100):
-        raise SsdlabError(f"spare area must be at least 0 and below 100 percent, got {spare_area_pct}")
-    if not (duration_s > 0 and math.isfinite(duration_s)):
-        raise SsdlabError(f"duration must be a positive number of seconds, got {duration_s}")
-    if block_size <= 0 or block_size % 4096:
-        raise SsdlabError(f"block size must be a positive multiple of 4096 bytes, got {block_size}")
-    started = time.perf_counter()
-    s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                         force_signatures=force_signatures, out_dir=out_dir, progress=progress, on_start=on_start)
+    spare_area_pct = limits.percent(spare_area_pct, "spare area")
+    duration_s = limits.seconds(duration_s, "duration")
+    qd = limits.queue_depth(qd)
+    block_size = limits.block_size(block_size)
+    if capacity is not None:
+        _span(parse_size(capacity, what="capacity"), spare_area_pct, block_size)
+    with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
+                    out_dir=out_dir) as (target, stage):
+        span = _span(target.size_bytes, spare_area_pct, block_size)
+        s = _open_session(target, stage, progress, on_start)
+        result = _consistency(s, span, spare_area_pct, duration_s, qd, block_size, label)
+        if stage is not None:
+            result.save(stage.path)
+            stage.commit()
+        return result
+
+
+def _span(size: int, spare_area_pct: float, block_size: int) -> int:
+    """The tested span: the size less the spare area, in whole fill blocks; checked against the
+    block size before anything is written."""
     unit = max(FILL_BLOCK, block_size)
-    span = int(s.target.size_bytes * (1.0 - spare_area_pct / 100.0)) // unit * unit
+    span = int(size * (1.0 - spare_area_pct / 100.0)) // unit * unit
+    if block_size > size:
+        limits.block_size(block_size, span=size)
     if span <= 0:
-        raise SsdlabError(f"{s.target.path}: a spare area of {spare_area_pct}% leaves nothing to test")
+        raise SsdlabError(f"a spare area of {spare_area_pct:g}% of {format_size(size)} leaves less than one "
+                          f"{format_size(unit)} block to test; lower --spare-area or raise --capacity")
+    return span
+
+
+def _consistency(s: _Session, span: int, spare_area_pct: float, duration_s: float, qd: int, block_size: int,
+                 label: Optional[str]) -> "DeviceConsistencyResult":
+    started = time.perf_counter()
     before = _smart(s.target)
     method, notes = secure_erase(s.target)
     s.notes += notes
@@ -293,7 +345,7 @@ def consistency_on_device(
         runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
         runner.FioJobSpec("random-write", {
             "stonewall": True, "rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
-            "runtime": f"{duration_s:g}", "log_avg_msec": 1000, "write_iops_log": "random-write",
+            "runtime": _fio_time(duration_s), "log_avg_msec": 1000, "write_iops_log": "random-write",
             "write_bw_log": "random-write", "write_lat_log": "random-write",
         }, planned_seconds=duration_s),
     ]
@@ -415,7 +467,7 @@ def _fill_and_torture(s: _Session, span: int, minutes: float) -> Tuple[str, List
     jobs = [
         runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
         runner.FioJobSpec("torture", {"stonewall": True, "rw": "randwrite", "bs": 4096, "iodepth": 32,
-                                      "time_based": True, "runtime": f"{minutes * 60:g}"},
+                                      "time_based": True, "runtime": _fio_time(minutes * 60)},
                           planned_seconds=minutes * 60),
     ]
     s.run(jobs, span, comment=f"ssdlab fill and torture: sequential fill, then {minutes:g} min of 4 KiB random "
@@ -504,13 +556,61 @@ def run_procedure(
 ) -> HdtachResult:
     """Runs `steps` on the device: ``("erase", None)``, ``("pass", NAME)``, ``("torture", MINUTES)``
     (secure erase, sequential fill, then MINUTES of 4 KiB QD32 random writes), ``("idle", MINUTES)``,
-    ``("trim", None)``; every ``pass`` (`block_bytes` requests at `queue_depth`) adds an HD Tach curve."""
-    started = time.perf_counter()
-    s, _ = _open_session(path, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                         force_signatures=force_signatures, out_dir=out_dir, progress=progress, on_start=on_start)
-    span = s.target.size_bytes // PASS_BLOCK * PASS_BLOCK
+    ``("trim", None)``; every ``pass`` (`block_bytes` requests at `queue_depth`) adds an HD Tach curve.
+
+    Every step and parameter is checked before anything is written. With `out_dir`, the result
+    directory (hdtach.csv, summary.json, hdtach.png, fio's files in ``fio/``) is written there
+    atomically when the run succeeds, and nothing is left behind when it fails."""
+    steps = _check_steps(steps)
+    block_bytes = limits.block_size(block_bytes)
+    queue_depth = limits.queue_depth(queue_depth)
+    if capacity is not None:
+        _pass_span(parse_size(capacity, what="capacity"), block_bytes)
+    with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
+                    out_dir=out_dir) as (target, stage):
+        span = _pass_span(target.size_bytes, block_bytes)
+        s = _open_session(target, stage, progress, on_start)
+        result = _procedure(s, span, steps, scenario, progress, label, block_bytes, queue_depth, params)
+        if stage is not None:
+            from ssdlab.results import HdtachResult as SavedHdtach
+
+            SavedHdtach(result.passes, result.summary).save(stage.path)
+            stage.commit()
+        return result
+
+
+def _pass_span(size: int, block_bytes: int) -> int:
+    span = size // PASS_BLOCK * PASS_BLOCK
     if span < PASS_BLOCK * BUCKETS:
-        raise SsdlabError(f"{s.target.path}: {format_size(s.target.size_bytes)} is too small for {BUCKETS} position buckets of 128 KiB")
+        raise SsdlabError(f"{format_size(size)} is too small for {BUCKETS} position buckets of 128 KiB; HD Tach "
+                          f"passes need at least {format_size(PASS_BLOCK * BUCKETS)} (--capacity)")
+    limits.block_size(block_bytes, span=span)
+    return span
+
+
+def _check_steps(steps: Sequence[Tuple[str, Any]]) -> List[Tuple[str, Any]]:
+    """The steps with their arguments checked: positive, bounded minutes for torture and idle."""
+    out: List[Tuple[str, Any]] = []
+    for step in steps:
+        if not isinstance(step, (tuple, list)) or len(step) != 2:
+            raise SsdlabError(f"a procedure step is a (kind, argument) pair, got {step!r}")
+        kind, arg = step
+        if kind == "torture":
+            arg = limits.minutes(arg, "torture")
+        elif kind == "idle":
+            arg = limits.minutes(arg, "idle")
+        elif kind == "pass":
+            arg = str(arg)
+        elif kind not in ("erase", "trim"):
+            raise SsdlabError(f"unknown procedure step {kind!r}; use erase, pass, torture, idle or trim")
+        out.append((kind, arg))
+    return out
+
+
+def _procedure(s: _Session, span: int, steps: Sequence[Tuple[str, Any]], scenario: str, progress: bool,
+               label: Optional[str], block_bytes: int, queue_depth: int,
+               params: Optional[Dict[str, Any]]) -> HdtachResult:
+    started = time.perf_counter()
     before = _smart(s.target)
     torture_wa: Optional[float] = None
     frames = []
@@ -561,6 +661,7 @@ def run_procedure(
 def hdtach_on_device(path: PathLike, *, torture_minutes: float = 0.0, **kw: Any) -> HdtachResult:
     """The core's ``hdtach`` procedure on a device: secure erase and a clean pass; with
     `torture_minutes`, then a fill and torture and a pass ``after N min torture``."""
+    torture_minutes = limits.minutes(torture_minutes, "torture", allow_zero=True)
     steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean")]
     if torture_minutes:
         steps += [("torture", torture_minutes), ("pass", f"after {minutes_label(torture_minutes)} torture")]
@@ -570,10 +671,10 @@ def hdtach_on_device(path: PathLike, *, torture_minutes: float = 0.0, **kw: Any)
 def torture_steps(torture_minutes: float = 20.0, pass_after_torture: bool = True, idle_minutes: float = 30.0,
                   then: Sequence[str] = (), trim: bool = True) -> List[Tuple[str, Any]]:
     """The core's ``torture`` procedure (scenario/torture.rs) as device steps, with the same pass names."""
-    if not (idle_minutes >= 0 and math.isfinite(idle_minutes)):
-        raise SsdlabError(f"idle needs a duration of zero or more minutes, got {idle_minutes}")
-    if not (torture_minutes > 0 and math.isfinite(torture_minutes)):
-        raise SsdlabError(f"torture needs a positive number of minutes, got {torture_minutes}")
+    idle_minutes = limits.minutes(idle_minutes, "idle", allow_zero=True)
+    torture_minutes = limits.minutes(torture_minutes, "torture")
+    if isinstance(then, str):
+        then = [a for a in then.split(",") if a.strip()]
     steps: List[Tuple[str, Any]] = [("erase", None), ("pass", "clean"), ("torture", torture_minutes)]
     history = f"{minutes_label(torture_minutes)} torture"
     if pass_after_torture:
@@ -594,6 +695,7 @@ def torture_steps(torture_minutes: float = 20.0, pass_after_torture: bool = True
             minutes = float("nan")
         if not (minutes > 0 and math.isfinite(minutes)):
             raise SsdlabError(f"unknown torture action '{a}': use 'pass' or 'idle:MINUTES' with a positive number of minutes")
+        minutes = limits.minutes(minutes, "idle")
         steps.append(("idle", minutes))
         history += f", {minutes_label(minutes)} idle"
     if trim:

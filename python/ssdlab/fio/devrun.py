@@ -43,10 +43,9 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio import output, runner, smart
 from ssdlab.fio.device import _smart, secure_erase
-from ssdlab.fio.safety import Target, check_target
+from ssdlab.fio.safety import Target
 from ssdlab.fio.translate import FioPlan, JobPlan, plan as make_plan
-from ssdlab.results import check_output_dir
-from ssdlab.sizes import format_size
+from ssdlab.sizes import format_size, parse_size
 
 __all__ = ["DeviceFioRun", "run_jobfile_on_device", "PRIVATE_PREFIX"]
 
@@ -69,6 +68,7 @@ class DeviceFioRun:
     summary: Dict[str, Any]
     workdir: Path
     notes: List[str] = field(default_factory=list)
+    log_files: List[Path] = field(default_factory=list)  # the job file's logs, where they were copied
 
     def json_text(self) -> str:
         return output.dumps(self.doc)
@@ -164,6 +164,17 @@ def job_file_text(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity_ca
         out.extend(extra)
         out.append("")
     return "\n".join(out), prefixes
+
+
+def _only_target(text: str, target: Target) -> None:
+    """The last check before fio runs: the job file fio will read, parsed as fio reads it, names
+    the target and nothing else (one ``filename``, no ``directory``/``filename_format``), so no
+    value in the user's job file can send a write elsewhere."""
+    parsed = jf.parse_string(text, name="fio/job.fio", env={})
+    found = [o for s in parsed.sections for o in s.options if o.key in _DROPPED]
+    if [(o.key, o.value) for o in found] != [("filename", str(target.path.resolve()))]:
+        raise SsdlabError(f"refusing to run fio: its job file would name {', '.join(o.text() for o in found)} "
+                          f"besides the target {target.path} -- nothing was written")
 
 
 def _bucket(log: pd.DataFrame, seconds: int, window_ms: int, how: str) -> np.ndarray:
@@ -286,29 +297,50 @@ def run_jobfile_on_device(
     out_dir: Optional[PathLike] = None,
     progress: bool = False,
     on_start: Optional[Callable[[Target], None]] = None,
+    finish: Optional[Callable[["DeviceFioRun"], None]] = None,
 ) -> DeviceFioRun:
     """Runs the fio job file on the device or file at `path` (see the module doc). With `out_dir`,
-    fio's own files go to ``out_dir/fio``; save the result there with ``.save(out_dir)``."""
+    the result directory (fio's own files in ``out_dir/fio``, the job file's relative logs) is
+    written there atomically once the run succeeded (after `finish(run)`, e.g. writing the report);
+    a failed or interrupted run leaves nothing there, nor a file it created."""
+    from ssdlab.fio.device import device_run
+
     runner.fio_path()
     parsed = jf.parse(jobfile, env=env)
     secs = list(sections) if sections else None
     if capacity is not None:  # refuse the job file before touching the target
-        make_plan(parsed, capacity, sequential_jobs=sequential_jobs, sections=secs)
-    out = check_output_dir(out_dir) if out_dir is not None else None
-    target = check_target(path, destroy_ok=yes_destroy_data, force_signatures=force_signatures, capacity=capacity)
-    plan = make_plan(parsed, target.size_bytes, sequential_jobs=sequential_jobs, sections=secs)
+        make_plan(parsed, parse_size(capacity, what="capacity"), sequential_jobs=sequential_jobs, sections=secs)
+    with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
+                    out_dir=out_dir) as (target, stage):
+        plan = make_plan(parsed, target.size_bytes, sequential_jobs=sequential_jobs, sections=secs)
+        run = _run(parsed, plan, target, capacity, stage.path if stage is not None else None, progress, on_start)
+        if stage is not None:
+            run.save(stage.path)
+            run.log_files = [stage.target / p.relative_to(stage.path) if stage.path in p.parents else p
+                             for p in run.copy_logs(stage.path)]
+        if finish is not None:
+            finish(run)
+        if stage is not None:
+            stage.commit()
+            run.workdir = stage.target / "fio"
+        return run
+
+
+def _run(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity: Optional[int], staged: Optional[Path],
+         progress: bool, on_start: Optional[Callable[[Target], None]]) -> DeviceFioRun:
     if on_start is not None:
         on_start(target)
     started = time.perf_counter()
-    workdir = out / "fio" if out is not None else Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
+    workdir = staged / "fio" if staged is not None else Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
     workdir.mkdir(parents=True, exist_ok=True)
     notes = list(target.notes)
     before = _smart(target)
     erase, erase_notes = secure_erase(target)
     notes += erase_notes
     notes.append(f"started from an erased {'file' if target.is_file else 'device'} ({erase}), as a simulated drive starts fresh")
-    cap = capacity if capacity is not None and not target.is_file else None
+    cap = parse_size(capacity, what="capacity") if capacity is not None and not target.is_file else None
     text, prefixes = job_file_text(parsed, plan, target, cap, notes)
+    _only_target(text, target)
     specs = [runner.FioJobSpec(p.name, {}, planned_bytes=p.workload.get("byte_limit"),
                                planned_seconds=p.workload.get("duration_s")) for p in plan.jobs]
     result = runner.run({}, specs, workdir, progress=progress, normal=True, text=text)

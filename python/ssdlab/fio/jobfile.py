@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import check_path_text, read_text
 from ssdlab.fio import options as opts
 
 
@@ -128,6 +129,15 @@ _KEYWORDS = ("$pagesize", "$mb_memory", "$ncpus")
 _MAX_INCLUDE_DEPTH = 16
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _control(text: str) -> Optional[str]:
+    """The first control character in `text` (a line break of any kind, NUL, ...), if any."""
+    m = _CONTROL.search(text)
+    return m.group() if m else None
+
+
 def _expand(value: str, where: Location, env: Mapping[str, str]) -> str:
     def sub(m: "re.Match[str]") -> str:
         var = m.group("name")
@@ -136,7 +146,24 @@ def _expand(value: str, where: Location, env: Mapping[str, str]) -> str:
                 f"{where}: environment variable '{var}' is not set (fio would substitute an empty "
                 f"string); export it or write the value"
             )
-        return env[var]
+        text = env[var]
+        if not isinstance(text, str):
+            raise SsdlabError(f"{where}: environment variable '{var}' is not text")
+        bad = _control(text)
+        if bad is not None:
+            # A value may never add lines (and so options, such as a second filename=) to the job.
+            raise SsdlabError(
+                f"{where}: environment variable '{var}' holds a control character ({bad!r}); a value "
+                f"substituted into a job file must be one line of text"
+            )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SsdlabError(f"{where}: environment variable '{var}' is not valid UTF-8 text") from None
+        if "${" in text:  # fio would expand it again when it reads the job file
+            raise SsdlabError(f"{where}: environment variable '{var}' holds '${{'; a substituted value may not "
+                              f"name another variable")
+        return text
 
     out = _VAR.sub(sub, value)
     for kw in _KEYWORDS:
@@ -146,20 +173,28 @@ def _expand(value: str, where: Location, env: Mapping[str, str]) -> str:
 
 
 def _load(path: Path, shown: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise SsdlabError(f"{shown}: no such job file") from None
-    except IsADirectoryError:
-        raise SsdlabError(f"{shown}: is a directory, not a job file") from None
-    except OSError as e:
-        raise SsdlabError(f"{shown}: cannot read the job file: {e.strerror}") from None
+    return read_text(path, "job file")
+
+
+def _split_lines(text: str, shown: str) -> List[str]:
+    """fio's lines: split at newlines only (CR LF accepted); any other control character is an
+    error, so what ssdlab parses is exactly what fio reads."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+            lines[number - 1] = line
+        bad = _control(line.replace("\t", " "))
+        if bad is not None:
+            raise SsdlabError(f"{shown}:{number}: the line holds a control character ({bad!r}); job files are "
+                              f"plain text, one option per line")
+    return lines
 
 
 def _lines(text: str, base: Path, shown: str, env: Mapping[str, str], depth: int, in_include: bool):
     """Yields ``(Location, kind, name, value)`` with kind "section" or "option"; includes resolve
     against the directory `base`."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_split_lines(text, shown), start=1):
         where = Location(shown, number)
         stripped = line.strip()
         if not stripped or stripped[0] in ";#":
@@ -184,9 +219,9 @@ def _lines(text: str, base: Path, shown: str, env: Mapping[str, str], depth: int
                 inc = base / inc
             inc_shown = target if Path(target).is_absolute() else str(Path(shown).parent / target)
             try:
-                inc_text = inc.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                raise SsdlabError(f"{where}: cannot read included file '{target}' (looked for {inc})") from None
+                inc_text = read_text(inc, "included file")
+            except SsdlabError as err:
+                raise SsdlabError(f"{where}: {err}") from None
             yield from _lines(inc_text, inc.parent, inc_shown, env, depth + 1, True)
             continue
         if "=" in stripped:
@@ -217,14 +252,16 @@ def _build(lines, shown: str) -> JobFile:
 def parse(path: Union[str, Path], env: Optional[Mapping[str, str]] = None) -> JobFile:
     """Parses the job file at `path` (``${VAR}`` from `env`, default ``os.environ``)."""
     env = os.environ if env is None else env
-    p = Path(path)
-    shown = str(path)
+    shown = check_path_text(path, "job file")
+    p = Path(shown)
     return _build(_lines(_load(p, shown), p.parent, shown, env, 0, False), shown)
 
 
 def parse_string(text: str, name: str = "job.fio", env: Optional[Mapping[str, str]] = None,
                  base: Union[str, Path, None] = None) -> JobFile:
     """Parses job-file `text`, reported as `name`; includes resolve under `base` (default: cwd)."""
+    if not isinstance(text, str):
+        raise SsdlabError(f"{name}: expected the job file's text as a string, got {type(text).__name__}")
     env = os.environ if env is None else env
     return _build(_lines(text, Path(base) if base is not None else Path.cwd(), name, env, 0, False), name)
 

@@ -731,13 +731,16 @@ def write_result_dir(out_dir: Union[str, Path], json_text: str, text: str, summa
                      iops: pd.DataFrame, series: pd.DataFrame, charts: Sequence[Tuple[str, Any]]) -> List[Path]:
     """The result directory's files, for simulated and real (``--device``) runs alike; `charts` are
     (file name, function returning a matplotlib figure)."""
-    from ssdlab.results import check_output_dir
+    from ssdlab.results import ResultStage
 
-    out = check_output_dir(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise SsdlabError(f"cannot create output directory {str(out)!r}: {e.strerror or e}") from None
+    with ResultStage(out_dir) as stage:
+        names = _write_files(stage.path, json_text, text, summary_doc, iops, series, charts)
+        out = stage.commit()
+    return [out / n for n in names]
+
+
+def _write_files(out: Path, json_text: str, text: str, summary_doc: Dict[str, Any], iops: pd.DataFrame,
+                 series: pd.DataFrame, charts: Sequence[Tuple[str, Any]]) -> List[str]:
     written = []
 
     def put(name: str, content: str) -> None:
@@ -757,5 +760,5 @@ def write_result_dir(out_dir: Union[str, Path], json_text: str, text: str, summa
             make().savefig(path)
             written.append(path)
     except OSError as e:
-        raise SsdlabError(f"cannot write results to {str(out)!r}: {e.strerror or e}") from None
-    return written
+        raise SsdlabError(f"cannot write results: {e.strerror or e}") from None
+    return [p.name for p in written]

@@ -20,7 +20,9 @@ Regular file
       partition-table signature also needs ``--force-signatures``; one attached to a loop device
       that is mounted is always refused.
 
-Anything else (a directory, a character device, a FIFO) is refused.
+Anything else (a directory, a character device, a FIFO, a socket) is refused, and so is a file
+on a kernel pseudo-filesystem (``/proc``, ``/sys``, ``/dev``'s devtmpfs, cgroup, debugfs, ...):
+such a file is not storage, and writing it changes the system.
 """
 
 from __future__ import annotations
@@ -348,15 +350,53 @@ def _check_file(path: Path, destroy_ok: bool, force_signatures: bool, capacity: 
     return Target(path, "file", target_size, name=path.name, notes=notes)
 
 
+PSEUDO_FILESYSTEMS = frozenset({
+    "proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs", "cgroup", "cgroup2", "configfs",
+    "pstore", "efivarfs", "bpf", "fusectl", "binfmt_misc", "mqueue", "autofs", "rpc_pipefs", "nsfs", "hugetlbfs",
+    "selinuxfs", "smackfs", "nfsd",
+})
+
+
+def filesystem_type(path: Path, mountinfo: Optional[str] = None) -> Optional[str]:
+    """The type of the filesystem holding `path` (or its nearest existing parent), from
+    /proc/self/mountinfo; None when unknown."""
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        p = p.parent
+    try:
+        dev = os.stat(p).st_dev
+    except OSError:
+        return None
+    text = mountinfo if mountinfo is not None else (_read(Path("/proc/self/mountinfo")) or "")
+    want = f"{os.major(dev)}:{os.minor(dev)}"
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) > 2 and parts[2] == want and " - " in line:
+            return line.split(" - ", 1)[1].split()[0]
+    return None
+
+
+def _not_pseudo(p: Path) -> None:
+    fs = filesystem_type(p)
+    if fs in PSEUDO_FILESYSTEMS:
+        raise SsdlabError(f"{p}: is on the kernel's {fs} filesystem, not storage; give a block device or a file on a "
+                          f"disk filesystem -- nothing was written")
+
+
 def check_target(path: os.PathLike | str, *, destroy_ok: bool = False, force_signatures: bool = False,
                  capacity: Optional[int] = None) -> Target:
     """Checks `path` for a destructive test (see the module doc); creates a missing file."""
-    p = Path(path)
+    from ssdlab.inputs import check_path_text
+
+    p = Path(check_path_text(path, "device"))
+    if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0):
+        raise SsdlabError(f"{p}: capacity must be a positive whole number of bytes, got {capacity!r}")
     try:
         st = os.stat(p)
     except FileNotFoundError:
         if str(path).startswith("/dev/"):
             raise SsdlabError(f"{p}: no such device") from None
+        _not_pseudo(p)
         return _check_file(p, destroy_ok, force_signatures, capacity)
     except PermissionError:
         raise SsdlabError(f"{p}: permission denied; run as a user who may write it (often root)") from None
@@ -371,7 +411,10 @@ def check_target(path: os.PathLike | str, *, destroy_ok: bool = False, force_sig
             t.size_bytes = capacity
         return t
     if stat.S_ISREG(st.st_mode):
+        _not_pseudo(p)
         return _check_file(p, destroy_ok, force_signatures, capacity)
     if stat.S_ISDIR(st.st_mode):
         raise SsdlabError(f"{p}: is a directory; give a block device or a file path")
-    raise SsdlabError(f"{p}: is neither a block device nor a regular file")
+    kind = ("a character device" if stat.S_ISCHR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+            else "a socket" if stat.S_ISSOCK(st.st_mode) else "neither a block device nor a regular file")
+    raise SsdlabError(f"{p}: is {kind}; give a block device or a regular file -- nothing was written")

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab.errors import SsdlabError
+from ssdlab.limits import MAX_SCHEDULED_SECONDS
+from ssdlab.sizes import MAX_SIZE, format_size
 from ssdlab.fio import options as opts
 from ssdlab.fio.jobfile import (
     JobDef,
@@ -411,6 +413,11 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     loops_opt = j.get("loops")
     loops = parse_int(loops_opt, 1) if loops_opt is not None else 1
     amount *= loops
+    if amount > MAX_SIZE:
+        culprit = loops_opt or io_opt or size_opt or filesize_opt
+        assert culprit is not None
+        raise culprit.error(f"{who}: {amount} bytes of IO (x {loops} loops) is more than the 2**64-1 bytes the "
+                            f"simulator counts; lower loops or io_size")
     if amount <= 0:
         culprit = io_opt or loops_opt or size_opt or filesize_opt
         assert culprit is not None
@@ -421,6 +428,10 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     runtime_s = parse_time_us(runtime_opt, 1_000_000) / 1e6 if runtime_opt is not None else None
     if runtime_s == 0:
         runtime_s = None
+    if runtime_s is not None and runtime_s > MAX_SCHEDULED_SECONDS:
+        assert runtime_opt is not None
+        raise runtime_opt.error(f"{who}: runtime of {runtime_s:g} s is more than the {MAX_SCHEDULED_SECONDS:g} s a "
+                                f"simulated drive can be scheduled for")
     time_based = _is_set(j, "time_based")
     duration_s: Optional[float] = None
     byte_limit: Optional[int] = amount
@@ -464,6 +475,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         n = parse_int(fake, 1) if o is ri else parse_size(fake, j.kb_base)
         assert isinstance(n, int)
         rate_iops = float(n) if o is ri else n / bs
+        if rate_iops < 1:
+            raise o.error(f"{o.name}={o.value}: below one {format_size(bs)} request per second; the simulator's "
+                          f"lowest rate is 1 IOPS")
     rp = j.get("rate_process")
     if rp is not None and (rp.value or "").strip() != "linear":
         raise rp.error(f"rate_process={rp.value}: only 'linear' is supported by the simulator")

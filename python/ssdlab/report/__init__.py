@@ -20,6 +20,8 @@ The package splits the work one job per module: ``load`` (directories -> runs, e
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -151,15 +153,40 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
     """Write the interactive report over ``run_dirs`` to ``out`` (an .html file) and return its path.
 
     Raises :class:`ssdlab.errors.SsdlabError` naming the directory when one is not a readable
-    result directory (docs/results.md).
+    result directory (docs/results.md). `run_dirs` may be one path (a string or Path) or several.
+    The file is written whole (through a temporary file and a rename) or not at all.
     """
+    from ssdlab.inputs import check_path_text
+    from ssdlab.results import write_file_atomically
+
+    if isinstance(run_dirs, (str, bytes, os.PathLike)):
+        run_dirs = [Path(check_path_text(run_dirs, "report: result directory"))]
+    elif not isinstance(run_dirs, Iterable):
+        raise SsdlabError(f"report: expected result directories, got {type(run_dirs).__name__}")
+    else:
+        run_dirs = [Path(check_path_text(d, "report: result directory")) for d in run_dirs]
+    if title is not None and not isinstance(title, str):
+        raise SsdlabError(f"report: the title must be text, got {type(title).__name__}")
+    out = Path(check_path_text(out, "report: output file"))
+    if out.is_dir():
+        raise SsdlabError(f"report: {out} is a directory; give a file name such as {out / 'report.html'}")
     runs = load_runs(run_dirs)
     page = build_report(runs, title).html()
-    out = Path(out)
+    made = []
+    parent = out.parent
+    while not parent.exists():
+        made.append(parent)
+        parent = parent.parent
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page, encoding="utf-8")
-    except OSError as exc:
+        for d in reversed(made):
+            os.mkdir(d)
+        write_file_atomically(out, page, "report")
+    except (OSError, SsdlabError) as exc:
+        for d in made:
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        if isinstance(exc, SsdlabError):
+            raise
         raise SsdlabError(f"report: cannot write {out}: {exc.strerror or exc}") from None
     return out
 

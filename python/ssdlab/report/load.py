@@ -7,7 +7,9 @@ plotly or HTML.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 import pandas as pd
 
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import DATA_LIMIT, read_bytes, read_text
 
 
 __all__ = [
@@ -116,7 +119,7 @@ class Run:
         if not path.is_file():
             raise SsdlabError(f"{self.path}: {self.scenario} result without {name}")
         try:
-            frame = pd.read_csv(path)
+            frame = pd.read_csv(io.BytesIO(read_bytes(path, "result file", DATA_LIMIT)))
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise SsdlabError(f"{path}: unreadable CSV ({str(exc).strip().splitlines()[0]})") from None
         missing = [c for c in columns if c not in frame.columns]
@@ -245,12 +248,9 @@ for _cls in (ConsistencyRun, HdtachRun, UsedVsNewRun, WaRun):
 
 def _read_summary(path: Path) -> dict[str, Any]:
     file = path / SUMMARY
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SsdlabError(f"{path}: not an ssdlab result directory (no {SUMMARY})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SsdlabError(f"{file}: unreadable ({exc})") from None
+    if not os.path.lexists(file):
+        raise SsdlabError(f"{path}: not an ssdlab result directory (no {SUMMARY})")
+    text = read_text(file, "result file", DATA_LIMIT)
     try:
         summary = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -282,8 +282,8 @@ def load_run(path: Path) -> Run:
 def _reportable(path: Path) -> bool:
     """Whether a directory found inside a folder of runs is one the report reads."""
     try:
-        scenario = json.loads((path / SUMMARY).read_text(encoding="utf-8")).get("scenario")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        scenario = json.loads(read_text(path / SUMMARY, "result file", DATA_LIMIT)).get("scenario")
+    except (SsdlabError, ValueError, AttributeError):
         return True  # let load_run say what is wrong with it
     return scenario in SCENARIOS
 

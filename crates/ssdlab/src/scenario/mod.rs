@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 use crate::drive::Drive;
 use crate::error::{Error, Result};
 use crate::ftl::Counters;
+use crate::limits;
 use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
-use crate::workload::{PhaseResult, Progress, Workload};
+use crate::workload::{PhaseResult, Progress, Rw, Workload};
 
 /// A review procedure (HD Tach, torture, used vs new, worst-case WA): the steps it runs on a
 /// drive of `user_bytes`, and the figures it reports from their results.
@@ -86,11 +87,31 @@ pub fn derive_seed(seed: u64, index: u64) -> u64 {
 
 /// Checks every step against the drive before anything runs.
 pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
+    // Explicit durations (run limits, idle) from the drive's current time must stay inside the
+    // schedulable horizon, so simulated time cannot overflow (crate::limits).
+    let mut scheduled = drive.now().0 as f64 / NS_PER_SEC as f64;
     for (i, step) in steps.iter().enumerate() {
+        scheduled += match step {
+            Step::Run { workload } => workload.duration_s.unwrap_or(0.0).max(0.0),
+            Step::Idle { seconds } => seconds.max(0.0),
+            _ => 0.0,
+        };
+        if scheduled > limits::MAX_SCHEDULED_SECONDS {
+            return Err(Error::Workload(format!(
+                "step {}: the run's durations add up to more than {:e} simulated seconds, the most a drive \
+                 can be scheduled for; shorten them",
+                i + 1,
+                limits::MAX_SCHEDULED_SECONDS
+            )));
+        }
         match step {
-            Step::Run { workload } => workload
-                .validate(drive.user_units())
-                .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?,
+            Step::Run { workload } => {
+                workload
+                    .validate(drive.user_units())
+                    .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
+                amount_fits(drive, workload)
+                    .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
+            }
             Step::Idle { seconds } => {
                 if !(seconds.is_finite() && *seconds > 0.0) {
                     return Err(Error::Workload(format!(
@@ -110,6 +131,48 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
             }
             Step::SecureErase => {}
+        }
+    }
+    Ok(())
+}
+
+/// A phase limited by bytes or requests only must be able to finish inside the clock and its
+/// series: even at the host link's full rate (a bound no drive beats) its data would take
+/// `bytes / link rate` simulated seconds, which must stay within `limits::MAX_SCHEDULED_SECONDS`
+/// and `limits::MAX_INTERVALS` intervals; and it may issue at most `limits::MAX_REQUESTS`.
+fn amount_fits(drive: &Drive, w: &Workload) -> Result<()> {
+    if w.duration_s.is_some() {
+        return Ok(()); // the duration bounds it (Workload::validate)
+    }
+    let span = if w.span_bytes == 0 {
+        drive.user_bytes().saturating_sub(w.offset_bytes)
+    } else {
+        w.span_bytes
+    };
+    let bytes = match (w.byte_limit, w.io_limit) {
+        (None, None) => span,
+        (b, n) => b
+            .unwrap_or(u64::MAX)
+            .min(n.map_or(u64::MAX, |n| n.saturating_mul(w.block_bytes))),
+    };
+    let requests = bytes / w.block_bytes.max(1);
+    if requests > limits::MAX_REQUESTS {
+        return Err(Error::Workload(format!(
+            "{requests} requests in one phase; at most {} can be simulated -- lower the byte or IO limit",
+            limits::MAX_REQUESTS
+        )));
+    }
+    if w.rw != Rw::Trim {
+        let seconds = bytes as f64 / drive.layout().link_bytes_per_s;
+        let intervals = seconds * 1000.0 / w.interval_ms;
+        if seconds > limits::MAX_SCHEDULED_SECONDS || intervals > limits::MAX_INTERVALS as f64 {
+            return Err(Error::Workload(format!(
+                "{bytes} bytes take at least {seconds:.3e} simulated seconds even at the host link's full rate, \
+                 more than one phase can run and record ({:e} s, {} intervals of {} ms); lower the byte limit",
+                limits::MAX_SCHEDULED_SECONDS,
+                limits::MAX_INTERVALS,
+                w.interval_ms
+            )));
         }
     }
     Ok(())

@@ -77,6 +77,12 @@ impl UsedVsNew {
                 "the test span ({span} bytes) does not fit after the OS area ({os} bytes) on a drive of {user_bytes} bytes"
             )));
         }
+        if self.test_span_bytes % UNIT_BYTES != 0 {
+            return Err(Error::Workload(format!(
+                "the test span must be a whole number of 4 KiB blocks, got {} bytes (never rounded silently)",
+                self.test_span_bytes
+            )));
+        }
         Ok((os, span))
     }
 }

@@ -12,6 +12,7 @@ pub use steady::{SteadyCriterion, SteadyMetric, SteadyState};
 
 use crate::error::{Error, Result};
 use crate::ftl::Counters;
+use crate::limits;
 use crate::metrics::{LatencyStats, Series};
 use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
 
@@ -174,9 +175,10 @@ impl Workload {
                 self.block_bytes
             )));
         }
-        if self.queue_depth == 0 || self.queue_depth > 65_536 {
+        if self.queue_depth == 0 || self.queue_depth > limits::MAX_QUEUE_DEPTH {
             return Err(Error::Workload(format!(
-                "{name}: queue depth must be between 1 and 65536, got {}",
+                "{name}: queue depth must be between 1 and {}, got {}",
+                limits::MAX_QUEUE_DEPTH,
                 self.queue_depth
             )));
         }
@@ -220,21 +222,59 @@ impl Workload {
                 self.compressibility
             )));
         }
-        if !(self.think_time_us.is_finite() && self.think_time_us >= 0.0) {
+        if !(self.think_time_us.is_finite()
+            && self.think_time_us >= 0.0
+            && self.think_time_us <= limits::MAX_OP_US)
+        {
             return Err(Error::Workload(format!(
-                "{name}: think time must be zero or more, got {}",
+                "{name}: think time must be from 0 to {} µs (one second), got {}",
+                limits::MAX_OP_US,
                 self.think_time_us
             )));
         }
-        finite_positive(&format!("{name}: interval_ms"), self.interval_ms)?;
+        if !(self.interval_ms.is_finite() && self.interval_ms >= limits::MIN_INTERVAL_MS) {
+            return Err(Error::Workload(format!(
+                "{name}: interval_ms must be at least {} ms, got {}",
+                limits::MIN_INTERVAL_MS,
+                self.interval_ms
+            )));
+        }
         if let Some(d) = self.duration_s {
             finite_positive(&format!("{name}: duration"), d)?;
+            if d > limits::MAX_SCHEDULED_SECONDS {
+                return Err(Error::Workload(format!(
+                    "{name}: duration of {d} s is beyond the {:e} s a drive can be scheduled for",
+                    limits::MAX_SCHEDULED_SECONDS
+                )));
+            }
+            let intervals = (d * 1000.0 / self.interval_ms).ceil();
+            if intervals > limits::MAX_INTERVALS as f64 {
+                return Err(Error::Workload(format!(
+                    "{name}: {d} s at {} ms intervals is {intervals:.0} series intervals, more than the {} one phase \
+                     may record; shorten the duration or lengthen the interval",
+                    self.interval_ms,
+                    limits::MAX_INTERVALS
+                )));
+            }
         }
         if let Some(r) = self.rate_iops {
-            finite_positive(&format!("{name}: rate_iops"), r)?;
+            if !(r.is_finite() && r >= limits::MIN_RATE_IOPS) {
+                return Err(Error::Workload(format!(
+                    "{name}: rate_iops must be at least {} request per second, got {r}",
+                    limits::MIN_RATE_IOPS
+                )));
+            }
         }
         if let Some(ss) = &self.steady_state {
             finite_positive(&format!("{name}: steady-state window"), ss.window_s)?;
+            if ss.window_s > limits::MAX_SCHEDULED_SECONDS
+                || ss.ramp_s > limits::MAX_SCHEDULED_SECONDS
+            {
+                return Err(Error::Workload(format!(
+                    "{name}: steady-state window and ramp must be at most {:e} s",
+                    limits::MAX_SCHEDULED_SECONDS
+                )));
+            }
             if !(ss.limit.is_finite()
                 && ss.limit >= 0.0
                 && ss.ramp_s.is_finite()
@@ -248,6 +288,16 @@ impl Workload {
         if self.position_buckets > 0 && self.pattern != Pattern::Sequential {
             return Err(Error::Workload(format!(
                 "{name}: position buckets need a sequential pattern"
+            )));
+        }
+        let span_blocks = span_bytes / self.block_bytes;
+        let max_buckets = span_blocks.min(limits::MAX_INTERVALS);
+        if u64::from(self.position_buckets) > max_buckets {
+            return Err(Error::Workload(format!(
+                "{name}: {} position buckets for a span of {span_blocks} blocks; at most {max_buckets} \
+                 (one block per bucket, and at most {})",
+                self.position_buckets,
+                limits::MAX_INTERVALS
             )));
         }
         if self.io_limit == Some(0) || self.byte_limit == Some(0) {

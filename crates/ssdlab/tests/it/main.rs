@@ -2,6 +2,7 @@
 
 mod consistency;
 mod determinism;
+mod hardening;
 mod invariants;
 mod personalities;
 mod shape;

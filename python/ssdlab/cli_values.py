@@ -1,0 +1,97 @@
+"""The CLI's value types: every option value is read and checked here, by click, before a command
+runs, so a bad value is one ``ssdlab: error:`` line naming the option and nothing has been
+simulated, created or written. The bounds are `ssdlab.limits` (the core's), stated in
+docs/parameters.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import click
+
+from ssdlab import limits
+from ssdlab.errors import SsdlabError
+from ssdlab.sizes import format_size, parse_size
+
+__all__ = ["Checked", "Size", "SEED", "capacity", "duration", "fraction", "minutes", "op", "percent", "queue_depth"]
+
+
+class Size(click.ParamType):
+    """A byte size such as 4k, 512MiB, 256GB (see ssdlab.sizes); with `multiple`, a positive
+    multiple of it (never rounded silently)."""
+
+    name = "size"
+
+    def __init__(self, multiple: Optional[int] = None, positive: bool = True) -> None:
+        self.multiple = multiple
+        self.positive = positive
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            try:
+                n = parse_size(value, what="size")
+            except SsdlabError as err:
+                self.fail(str(err), param, ctx)
+        if self.positive and n <= 0:
+            self.fail(f"must be a positive size, got {value!r}", param, ctx)
+        if self.multiple and n % self.multiple:
+            lower = n // self.multiple * self.multiple
+            hint = f" (e.g. {format_size(lower)})" if lower else ""
+            self.fail(f"{value!r} is {n} bytes, not a whole number of {format_size(self.multiple)} blocks; give a "
+                      f"multiple of {self.multiple}{hint}", param, ctx)
+        return n
+
+
+class Checked(click.ParamType):
+    """A number read as `base` (float or int) and checked by `check(value, what)` from
+    `ssdlab.limits`."""
+
+    def __init__(self, name: str, check: Callable[[Any, str], Any], base: type = float) -> None:
+        self.name = name
+        self.check = check
+        self.base = base
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, str):
+            try:
+                value = self.base(value.strip())
+            except ValueError:
+                kind = "a whole number" if self.base is int else "a number"
+                self.fail(f"{value!r} is not {kind}", param, ctx)
+        try:
+            return self.check(value, "value")
+        except SsdlabError as err:
+            self.fail(str(err).replace("value ", "", 1).replace("value", "it", 1), param, ctx)
+
+
+def _op(value: Any, what: str) -> float:
+    v = limits.number(value, what)
+    if v <= 0:
+        raise SsdlabError(f"{what} must be above 0 (physical/user - 1), got {value!r}")
+    return v
+
+
+def _seed(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64:
+        raise SsdlabError(f"{what} must be a whole number from 0 to 2**64-1, got {value!r}")
+    return value
+
+
+duration = Checked("seconds", lambda v, w: limits.seconds(v, w))
+queue_depth = Checked("n", lambda v, w: limits.queue_depth(v, w), base=int)
+op = Checked("fraction", _op)
+fraction = Checked("fraction", lambda v, w: limits.fraction(v, w))
+SEED = Checked("n", _seed, base=int)
+capacity = Size()
+block_size = Size(multiple=4096)
+
+
+def percent(upper: float = 100.0) -> Checked:
+    return Checked("pct", lambda v, w: limits.percent(v, w, upper=upper))
+
+
+def minutes(allow_zero: bool) -> Checked:
+    return Checked("minutes", lambda v, w: limits.minutes(v, w, allow_zero=allow_zero))

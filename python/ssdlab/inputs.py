@@ -1,0 +1,98 @@
+"""Reading the files a user names: drive files, job files and their includes, result files.
+
+Every such file is read through `read_text` (or `read_bytes`), which opens it without blocking,
+accepts only a regular file (a FIFO, a socket, a device or a directory is refused before a byte is
+read, so ``/dev/zero`` or a named pipe cannot hang or exhaust memory), reads at most `limit` bytes
+(a larger file is refused) and decodes UTF-8 strictly. Every problem is a one-line `SsdlabError`
+that names the file and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Union
+
+from ssdlab.errors import SsdlabError
+from ssdlab.sizes import format_size
+
+__all__ = ["TEXT_LIMIT", "DATA_LIMIT", "read_bytes", "read_text", "check_path_text"]
+
+TEXT_LIMIT = 1 << 20
+"""Drive files, job files and includes: 1 MiB (the largest shipped one is a few KiB)."""
+DATA_LIMIT = 1 << 30
+"""Result files read back (CSV, JSON): 1 GiB (a 10^7-second series is about 600 MB of CSV)."""
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def check_path_text(path: object, what: str) -> str:
+    """`path` as a string, refusing what is not a path or not UTF-8 (one line, no traceback)."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise SsdlabError(f"{what}: expected a path, got {type(path).__name__}")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        text = os.fsdecode(text)
+    if text == "":
+        raise SsdlabError(f"{what}: the path is empty; give a file name")
+    if "\x00" in text:
+        raise SsdlabError(f"{what}: the path contains a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SsdlabError(f"{what}: the path {text.encode('utf-8', 'surrogateescape')!r} is not valid UTF-8; "
+                          f"rename it") from None
+    return text
+
+
+def read_bytes(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (see the module doc)."""
+    shown = check_path_text(path, what)
+    try:
+        fd = os.open(shown, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SsdlabError(f"{what} {shown!r}: no such file") from None
+    except IsADirectoryError:
+        raise SsdlabError(f"{what} {shown!r}: is a directory, not a file") from None
+    except OSError as err:
+        raise SsdlabError(f"{what} {shown!r}: cannot open it: {err.strerror or err}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SsdlabError(f"{what} {shown!r}: is a directory, not a file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
+                    else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                    else "not a regular file")
+            raise SsdlabError(f"{what} {shown!r}: is {kind}; give a regular file")
+        if st.st_size > limit:
+            raise SsdlabError(f"{what} {shown!r}: is {format_size(st.st_size)}, more than the {format_size(limit)} "
+                              f"ssdlab reads; is it the right file?")
+        chunks = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # a file that grows, or a /proc file that reports size 0
+                raise SsdlabError(f"{what} {shown!r}: holds more than the {format_size(limit)} ssdlab reads; "
+                                  f"is it the right file?")
+        return b"".join(chunks)
+    except OSError as err:
+        raise SsdlabError(f"{what} {shown!r}: cannot read it: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> str:
+    """The UTF-8 text of the regular file at `path` (see `read_bytes`)."""
+    data = read_bytes(path, what, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SsdlabError(f"{what} {os.fspath(path)!r}: is not UTF-8 text (byte {err.start}); is it the right "
+                          f"file?") from None
