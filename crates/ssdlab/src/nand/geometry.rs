@@ -40,6 +40,8 @@ pub struct Layout {
     pub buffer_units: u32,
     /// `log2(units_per_block)` when it is a power of two: turns `block_of` into a shift.
     block_shift: Option<u32>,
+    /// `log2(blocks_per_die)` when it is a power of two: turns `die_of_block` into a shift.
+    die_shift: Option<u32>,
 }
 
 impl Layout {
@@ -87,6 +89,10 @@ impl Layout {
             block_shift: (units_per_block as u32)
                 .is_power_of_two()
                 .then(|| (units_per_block as u32).trailing_zeros()),
+            die_shift: g
+                .blocks_per_plane
+                .is_power_of_two()
+                .then(|| g.blocks_per_plane.trailing_zeros()),
         })
     }
 
@@ -107,7 +113,10 @@ impl Layout {
 
     #[inline]
     pub fn die_of_block(&self, block: u32) -> u32 {
-        block / self.blocks_per_die
+        match self.die_shift {
+            Some(shift) => block >> shift,
+            None => block / self.blocks_per_die,
+        }
     }
 
     #[inline]
