@@ -2,6 +2,7 @@
 
     >>> import ssdlab
     >>> result = ssdlab.sweep("study.toml", "runs/study")            # all cores of this machine
+    >>> # (a script doing this needs `if __name__ == "__main__":`, as any multiprocessing program)
     >>> result.table                                                  # = runs/study/results.parquet
     >>> ssdlab.sweep("study.toml", "runs/study", scheduler="tcp://head:8786")   # an existing cluster
 
@@ -26,7 +27,9 @@ module         does
 
 from __future__ import annotations
 
+import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
@@ -59,6 +62,16 @@ class SweepResult:
             f"<SweepResult {str(self.out)!r}: {len(self.table)} points, {self.ran} run now, {self.skipped} done "
             f"before, {self.failed} failed, {self.wall_seconds:.1f} s>"
         )
+
+
+TABLE_EVERY_S = 5.0
+"""While points run, results.parquet is rewritten at most this often (and at the end)."""
+
+
+def _bar(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="points", unit="point", leave=True)
 
 
 class _Notify:
@@ -96,52 +109,44 @@ def sweep(
     from ssdlab import __version__
     from ssdlab.sweep import charts
     from ssdlab.sweep import table as tbl
-    from ssdlab.sweep.execute import Task, run_tasks
+    from ssdlab.sweep.execute import Cluster, Task, check_cluster
 
     started = time.perf_counter()
     notify = _Notify(events)
+    check_cluster(scheduler, workers)
     loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec)
-    if scheduler is not None and workers is not None:
-        from ssdlab.errors import SsdlabError
-
-        raise SsdlabError("workers sizes the embedded cluster; with a scheduler, its own workers run the points")
-    out_dir = tbl.open_dir(Path(out).expanduser(), loaded, __version__)
+    out_dir = tbl.check_dir(Path(out).expanduser(), loaded, __version__)
     records: Dict[str, Dict[str, Any]] = tbl.finished(out_dir, loaded)
     skipped = len(records)
-    todo = [p for p in loaded.points if p.name not in records]
-    tasks = [Task(loaded.scenario, p.name, p.prepared, p.label, __version__) for p in todo]
+    tasks = [Task(loaded.scenario, p.name, p.prepared, p.label, __version__)
+             for p in loaded.points if p.name not in records]
     ran = 0
     n_workers = 0
-    bar = None
-    last_write = time.monotonic()
-    try:
-        if tasks:
-            def on_start(n: int) -> None:
-                nonlocal n_workers, bar
-                n_workers = n
-                notify("start", points=len(loaded.points), todo=len(tasks), workers=n)
-                if progress:
-                    from tqdm import tqdm
-
-                    bar = tqdm(total=len(tasks), desc="points", unit="point", leave=True)
-
-            for outcome in run_tasks(tasks, scheduler=scheduler, workers=workers, version=__version__,
-                                     on_start=on_start):
-                records[outcome.point] = tbl.save_point(out_dir, loaded, outcome)
-                ran += 1
-                notify("point", outcome=outcome)
+    if tasks:
+        with Cluster(scheduler, workers, __version__) as cluster:  # refuses a bad cluster before any write
+            tbl.open_dir(out_dir, loaded, __version__)
+            n_workers = cluster.workers
+            notify("start", points=len(loaded.points), todo=len(tasks), workers=n_workers)
+            bar = _bar(len(tasks)) if progress else None
+            last_write = time.monotonic()
+            try:
+                for outcome in cluster.run(tasks):
+                    records[outcome.point] = tbl.save_point(out_dir, loaded, outcome)
+                    ran += 1
+                    notify("point", outcome=outcome)
+                    if bar is not None:
+                        bar.update(1)
+                    if time.monotonic() - last_write > TABLE_EVERY_S:  # the table follows the run
+                        tbl.write_table(out_dir, tbl.build_table(loaded, records))
+                        last_write = time.monotonic()
+            finally:
                 if bar is not None:
-                    bar.update(1)
-                if time.monotonic() - last_write > 5:  # the table follows the run, not only its end
-                    tbl.write_table(out_dir, tbl.build_table(loaded, records))
-                    last_write = time.monotonic()
-        else:
-            notify("start", points=len(loaded.points), todo=0, workers=0)
-    finally:
-        if bar is not None:
-            bar.close()
-        if ran or not (out_dir / tbl.TABLE).exists():
-            tbl.write_table(out_dir, tbl.build_table(loaded, records))
+                    bar.close()
+                tbl.write_table(out_dir, tbl.build_table(loaded, records))  # also when stopped
+    else:
+        tbl.open_dir(out_dir, loaded, __version__)
+        notify("start", points=len(loaded.points), todo=0, workers=0)
+        tbl.write_table(out_dir, tbl.build_table(loaded, records))
     table = tbl.build_table(loaded, records)
     figures = charts.write_charts(out_dir, loaded, table)
     report = charts.write_points_report(out_dir, loaded, table)
@@ -156,3 +161,14 @@ def sweep(
         charts=figures,
         report=report,
     )
+
+
+class _CallableModule(types.ModuleType):
+    """``ssdlab.sweep(...)`` runs a sweep while ``ssdlab.sweep.load_spec`` and friends stay this
+    package's names."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> SweepResult:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -19,12 +19,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from ssdlab.errors import SsdlabError
 from ssdlab.sweep.scenarios import Scenario
 
-__all__ = ["Outcome", "Task", "default_workers", "run_point", "run_tasks"]
+__all__ = ["Cluster", "Outcome", "check_cluster", "Task", "default_workers", "run_point"]
 
 CONNECT_TIMEOUT_S = 10
 WORKER_WAIT_S = 60
@@ -106,12 +106,23 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-class _Cluster:
-    """A Dask client on an embedded LocalCluster or on the scheduler at `address`."""
+def check_cluster(address: Optional[str], workers: Optional[int]) -> None:
+    """Refuses a worker count below 1, or one given with a scheduler address."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SsdlabError(f"workers must be a whole number of at least 1, got {workers!r}")
+    if address is not None and workers is not None:
+        raise SsdlabError("workers sizes the embedded cluster; with a scheduler, its own workers run the points")
+
+
+class Cluster:
+    """A Dask client on an embedded LocalCluster (`workers` processes, default one per core) or
+    on the scheduler at `address`; checks that the workers run ssdlab `version`. Use it as a
+    context manager; `run(tasks)` yields outcomes as points finish."""
 
     def __init__(self, address: Optional[str], workers: Optional[int], version: str) -> None:
         from distributed import Client, LocalCluster
 
+        check_cluster(address, workers)
         self.cluster: Any = None
         if address is None:
             n = workers if workers is not None else default_workers()
@@ -162,35 +173,32 @@ class _Cluster:
             if self.cluster is not None:
                 self.cluster.close()
 
+    def __enter__(self) -> Cluster:
+        return self
 
-def run_tasks(tasks: Sequence[Task], *, scheduler: Optional[str] = None, workers: Optional[int] = None,
-              version: str, on_start: Optional[Callable[[int], None]] = None) -> Iterator[Outcome]:
-    """Runs `tasks` on the cluster and yields their outcomes as they finish. `on_start(workers)`
-    is called once the cluster is up. Closing the generator (or Ctrl-C) cancels what is left."""
-    from distributed import as_completed
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-    if workers is not None and workers < 1:
-        raise SsdlabError(f"workers must be at least 1, got {workers}")
-    cluster = _Cluster(scheduler, workers, version)
-    futures: List[Any] = []
-    try:
-        if on_start is not None:
-            on_start(cluster.workers)
-        futures = cluster.client.map(run_point, list(tasks), pure=False)
+    def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
+        """Runs `tasks` and yields their outcomes as they finish. Closing the generator (or
+        Ctrl-C) cancels what is left."""
+        from distributed import as_completed
+
+        futures: List[Any] = self.client.map(run_point, list(tasks), pure=False)
         by_key = {f.key: t for f, t in zip(futures, tasks)}
-        for future in as_completed(futures):
-            task = by_key[future.key]
-            if future.status == "finished":
-                outcome: Outcome = future.result()
-            else:  # the worker died (Dask retried it) or the task could not be run at all
-                err = future.exception()
-                outcome = Outcome(task.point, error=f"the point could not run on the cluster: {_one_line(err)}")
-            future.release()
-            if outcome.fatal:
-                raise SsdlabError(outcome.error or "a worker cannot run this sweep")
-            yield outcome
-    finally:
-        for f in futures:
-            if not f.done():
-                f.cancel()
-        cluster.close()
+        try:
+            for future in as_completed(futures):
+                task = by_key[future.key]
+                if future.status == "finished":
+                    outcome: Outcome = future.result()
+                else:  # the worker died (Dask retried it) or the task could not run at all
+                    err = future.exception()
+                    outcome = Outcome(task.point, error=f"the point could not run on the cluster: {_one_line(err)}")
+                future.release()
+                if outcome.fatal:
+                    raise SsdlabError(outcome.error or "a worker cannot run this sweep")
+                yield outcome
+        finally:
+            for f in futures:
+                if not f.done():
+                    f.cancel()

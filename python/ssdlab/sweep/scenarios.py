@@ -114,6 +114,13 @@ def _path(value: Any, spec_dir: Path) -> Path:
     return path if path.is_absolute() else spec_dir / path
 
 
+def _jobfile(value: Any, spec_dir: Path) -> Path:
+    path = _path(value, spec_dir)
+    if not path.is_file():
+        raise BadValue(f"no such job file ({path}); give a path relative to the spec's directory, or an absolute one")
+    return path
+
+
 def _drive_file(value: Any, spec_dir: Path) -> Dict[str, Any]:
     """The drive file's settings (a dict: workers build the config from it, wherever they run)."""
     try:
@@ -503,7 +510,7 @@ register(
         name="fio",
         options=DRIVE_OPTIONS
         + (
-            Option("jobfile", _path),
+            Option("jobfile", _jobfile),
             Option("env", _env),
             Option("section", _words),
             Option("sequential_jobs", _flag),

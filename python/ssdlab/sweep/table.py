@@ -27,7 +27,7 @@ from ssdlab.results import _write_atomically, check_output_dir
 from ssdlab.sweep.execute import Outcome
 from ssdlab.sweep.spec import SweepSpec
 
-__all__ = ["MANIFEST", "POINTS", "POINT_RECORD", "TABLE", "build_table", "finished", "open_dir", "save_point",
+__all__ = ["MANIFEST", "POINTS", "POINT_RECORD", "TABLE", "build_table", "check_dir", "finished", "open_dir", "save_point",
            "write_table"]
 
 MANIFEST = "sweep.json"
@@ -36,9 +36,9 @@ POINT_RECORD = "point.json"
 TABLE = "results.parquet"
 
 
-def open_dir(out: Path, spec: SweepSpec, version: str) -> Path:
-    """Checks that `out` is new, empty, or a sweep of this very spec (and ssdlab version), and
-    records the spec there. Refuses anything else before a file is written."""
+def check_dir(out: Path, spec: SweepSpec, version: str) -> Path:
+    """Checks that `out` is new, empty, or a sweep of this very spec (and ssdlab version), without
+    writing anything; refuses anything else."""
     out = check_output_dir(out)
     manifest = out / MANIFEST
     if manifest.is_file():
@@ -59,6 +59,14 @@ def open_dir(out: Path, spec: SweepSpec, version: str) -> Path:
         return out
     if out.exists() and any(out.iterdir()):
         raise SsdlabError(f"{out} exists and is not a sweep directory; use a new --out directory")
+    return out
+
+
+def open_dir(out: Path, spec: SweepSpec, version: str) -> Path:
+    """`check_dir`, then records the spec in ``sweep.json`` (once)."""
+    out = check_dir(out, spec, version)
+    if (out / MANIFEST).is_file():
+        return out
     doc = {
         "spec_hash": spec.hash,
         "ssdlab_version": version,
