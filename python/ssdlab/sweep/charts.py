@@ -39,6 +39,7 @@ MAX_LINES = 16
 MAX_PANELS = 6
 DPI = 110
 _STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def metrics(spec: SweepSpec, table: pd.DataFrame) -> List[Tuple[str, str]]:
@@ -147,13 +148,14 @@ def _lines(spec: SweepSpec, table: pd.DataFrame, column: str, title: str, x: str
     split = len(groups) - 1 if len(groups) > 1 else len(groups)  # colour keys, then the dashed one
     colours = list(dict.fromkeys(c[:split] for c in combos))
     dashes = list(dict.fromkeys(c[-1] for c in combos)) if len(groups) > 1 else []
-    for combo in combos:
+    for i, combo in enumerate(combos):
         mask = np.array([k == combo for k in keys])
         order = np.argsort(xs[mask], kind="stable")
         colour = f"C{colours.index(combo[:split]) % 10}"
         style = _STYLES[dashes.index(combo[-1]) % len(_STYLES)] if dashes else "-"
-        ax.plot(xs[mask][order], ys[mask][order], linestyle=style, marker="o", color=colour,
-                label=_label(dict(zip(groups, combo))), linewidth=1.8, markersize=5)
+        ax.plot(xs[mask][order], ys[mask][order], linestyle=style, marker=_MARKERS[i % len(_MARKERS)],
+                color=colour, label=_label(dict(zip(groups, combo))), linewidth=1.8, markersize=6, alpha=0.85,
+                markerfacecolor="none" if i % 2 else colour)
     if kind == "size":
         ticks = sorted({(float(pos), _text(x, r.get(x))) for pos, r in zip(xs, rows)})
         ax.set_xticks([t for t, _ in ticks], [lab for _, lab in ticks])

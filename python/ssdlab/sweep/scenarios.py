@@ -25,7 +25,8 @@ from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import parse_size
 
-__all__ = ["SCENARIOS", "Option", "Scenario", "register", "scenario"]
+__all__ = ["DRIVE_OPTIONS", "SCENARIOS", "BadValue", "Option", "Scenario", "drive_config", "flag", "number", "path",
+           "register", "scenario", "size", "whole", "words"]
 
 
 class BadValue(SsdlabError):
@@ -135,6 +136,10 @@ def _env(value: Any, spec_dir: Path) -> Dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
         raise BadValue('must be a table of variables such as { RUNTIME = "60" }')
     return {str(k): str(v) for k, v in value.items()}
+
+
+number, whole, size, flag, words, path = _number, _whole, _size, _flag, _words, _path
+"""The converters, for scenarios registered elsewhere (docs/sweeps.md, "Adding a scenario")."""
 
 
 # -- drives ----------------------------------------------------------------------------------------
