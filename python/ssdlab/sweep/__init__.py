@@ -71,7 +71,7 @@ TABLE_EVERY_S = 5.0
 def _bar(total: int) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="points", unit="point", leave=True)
+    return tqdm(total=total, desc="points", unit="point", leave=True, disable=None)  # none unless a terminal
 
 
 class _Notify:
@@ -100,7 +100,7 @@ def sweep(
 
     `scheduler`: the address of an existing Dask scheduler (``tcp://host:8786``); None starts a
     `LocalCluster` of `workers` single-threaded worker processes (default: one per core).
-    `progress`: a bar over the points on stderr. `events(kind, **details)` hears ``"start"``
+    `progress`: a bar over the points on stderr (when it is a terminal). `events(kind, **details)` hears ``"start"``
     (points, todo, workers) and ``"point"`` (outcome) as they happen.
 
     A spec error, an `out` holding another spec's sweep, or an unreachable scheduler raise

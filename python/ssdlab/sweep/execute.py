@@ -92,6 +92,14 @@ def run_point(task: Task) -> Outcome:
     return Outcome(task.point, figures=figures, wall_seconds=time.perf_counter() - started, files=files)
 
 
+def _ignore_ctrl_c() -> None:
+    """Run in each local worker: Ctrl-C reaches the whole process group, but only the client
+    should act on it (it cancels the points and closes the cluster); workers stay quiet."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _worker_version() -> str:
     from ssdlab import __version__
 
@@ -129,6 +137,7 @@ class Cluster:
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                                         silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
+            self.client.run(_ignore_ctrl_c)
             return
         try:
             self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
