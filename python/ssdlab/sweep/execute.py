@@ -134,8 +134,10 @@ class Cluster:
         self.cluster: Any = None
         if address is None:
             n = workers if workers is not None else default_workers()
+            # Dask's log lines (such as a worker's heartbeat racing the shutdown) stay off the terminal:
+            # points report their own errors
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                        silence_logs=logging.ERROR)
+                                        silence_logs=logging.CRITICAL)
             self.client = Client(self.cluster)
             self.client.run(_ignore_ctrl_c)
             return
