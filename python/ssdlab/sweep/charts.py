@@ -282,5 +282,7 @@ def write_points_report(out: Path, spec: SweepSpec, table: pd.DataFrame) -> Opti
     ok: Sequence[str] = [p for p, e in zip(table["point"], table["error"]) if e is None or e != e]
     if not spec.scenario.reportable or not ok:
         return None
-    title = f"Sweep {Path(spec.source).stem}: {spec.scenario.name}, {len(ok)} points"
+    failed = len(table) - len(ok)
+    title = f"Sweep {Path(spec.source).stem}: {spec.scenario.name}, {len(ok)} points" + (
+        f" ({failed} more failed: see results.parquet)" if failed else "")
     return write_report([out / POINTS / name for name in ok], out / "report.html", title)
