@@ -86,21 +86,7 @@ def test_a_point_equals_a_single_run_with_the_same_options(swept: Any) -> None:
     pd.testing.assert_frame_equal(pd.read_csv(d / "iops.csv"), single.iops)
 
 
-def test_results_do_not_depend_on_the_worker_or_the_order(swept: Any, tmp_path: Path) -> None:
-    reordered = {
-        "scenario": "consistency",
-        "base": SPEC["base"],
-        "grid": {"drive": ["active-gc", "mlc-256"], "spare_area": [25, 0], "gc": ["fifo"]},
-    }
-    again = ssdlab.sweep(reordered, tmp_path / "again", workers=1)
-    first = pd.read_parquet(swept.out / TABLE).set_index("point")
-    second = pd.read_parquet(again.out / TABLE).set_index("point")
-    assert len(second) == 4 and list(second.index)[0] == "drive=active-gc,spare_area=25,gc=fifo"
-    columns = [c for c in first.columns if c != "wall_seconds"]
-    pd.testing.assert_frame_equal(second[columns], first.loc[second.index, columns])
-
-
-def test_a_rerun_skips_what_is_done_and_reruns_what_is_not(swept: Any, tmp_path: Path) -> None:
+def test_a_rerun_skips_what_is_done_and_reruns_the_rest_with_the_same_numbers(swept: Any, tmp_path: Path) -> None:
     out = tmp_path / "copy"
     shutil.copytree(swept.out, out)
     before = pd.read_parquet(out / TABLE)
@@ -113,14 +99,20 @@ def test_a_rerun_skips_what_is_done_and_reruns_what_is_not(swept: Any, tmp_path:
     pd.testing.assert_frame_equal(pd.read_parquet(out / TABLE), before)
     assert os.stat(out / "points" / "drive=mlc-256,spare_area=0,gc=greedy" / "summary.json").st_mtime_ns == stamp
 
-    # a point without its record did not finish (say the sweep was stopped): it runs again
-    (out / "points" / "drive=mlc-256,spare_area=25,gc=fifo" / POINT_RECORD).unlink()
+    # a point without its record did not finish (say the sweep was stopped): it runs again; on one
+    # worker instead of two, alone or in another order, its numbers are the same
+    for name in ("drive=mlc-256,spare_area=25,gc=fifo", "drive=active-gc,spare_area=0,gc=greedy"):
+        (out / "points" / name / POINT_RECORD).unlink()
     shutil.rmtree(out / "points" / "drive=active-gc,spare_area=100,gc=greedy")
-    resumed = ssdlab.sweep(SPEC, out, workers=2)
-    assert resumed.ran == 2 and resumed.skipped == 10
+    (out / "points" / "drive=mlc-256,spare_area=25,gc=fifo" / "summary.json").write_text("{}", encoding="utf-8")
+    resumed = ssdlab.sweep(SPEC, out, workers=1)
+    assert resumed.ran == 3 and resumed.skipped == 9 and resumed.workers == 1
     after = pd.read_parquet(out / TABLE)
     columns = [c for c in before.columns if c != "wall_seconds"]
     pd.testing.assert_frame_equal(after[columns], before[columns])
+    redone = _summary(out / "points" / "drive=mlc-256,spare_area=25,gc=fifo")  # the rerun's files replace the old
+    assert redone["iops_steady_mean"] == before.set_index("point").loc["drive=mlc-256,spare_area=25,gc=fifo",
+                                                                        "iops_steady_mean"]
 
 
 def test_a_changed_spec_is_refused_and_nothing_is_written(swept: Any) -> None:
@@ -222,3 +214,32 @@ def test_a_failing_point_is_an_outcome_not_an_exception() -> None:
     assert outcome.files == {} and outcome.figures == {}
     stale = run_point(Task(spec.scenario, point.name, point.prepared, point.label, "0.0.0-other"))
     assert stale.fatal and "install the same ssdlab on every worker" in (stale.error or "")
+
+
+def _die(options: Dict[str, Any]) -> Any:
+    if options.get("seed") == 2:
+        os._exit(3)  # the worker process dies mid-point
+    return ssdlab.sweep.SCENARIOS["wa"].run(options)
+
+
+def test_a_point_that_kills_its_worker_is_an_error_row(tmp_path: Path) -> None:
+    import sys
+    from dataclasses import replace
+
+    import cloudpickle
+    import dask
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this file
+    try:
+        deadly = replace(ssdlab.sweep.SCENARIOS["wa"], name="deadly-wa", run=_die)
+        spec = ssdlab.sweep.load_spec({"scenario": "wa", "base": {"capacity": "2GiB", "torture_minutes": 1.0},
+                                       "grid": {"seed": [1, 2]}})
+        spec = replace(spec, scenario=deadly)
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):  # Dask's retries, made quick
+            result = ssdlab.sweep(spec, tmp_path / "s", workers=2)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    table = result.table.set_index("seed")
+    assert table.loc[1, "error"] is None and table.loc[1, "write_amplification"] > 0
+    assert table.loc[2, "error"].startswith("the point could not run on the cluster: KilledWorker")
+    assert result.failed == 1

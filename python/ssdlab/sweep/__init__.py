@@ -27,6 +27,7 @@ module         does
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 import types
@@ -169,6 +170,9 @@ class _CallableModule(types.ModuleType):
 
     def __call__(self, *args: Any, **kwargs: Any) -> SweepResult:
         return sweep(*args, **kwargs)
+
+    def __reduce__(self) -> Any:  # pickled by name, as plain modules are (functions sent to workers use it)
+        return importlib.import_module, (self.__name__,)
 
 
 sys.modules[__name__].__class__ = _CallableModule

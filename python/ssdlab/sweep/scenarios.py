@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
@@ -179,6 +179,14 @@ def _api_kwargs(options: Mapping[str, Any], names: Mapping[str, str]) -> Dict[st
 # -- the registry ----------------------------------------------------------------------------------
 
 
+def _as_given(options: Dict[str, Any]) -> Dict[str, Any]:
+    return options
+
+
+def _drive_file_content(options: Dict[str, Any]) -> Any:
+    return options.get("drive_file")
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A scenario a sweep can run.
@@ -199,10 +207,10 @@ class Scenario:
     figures: Callable[[Dict[str, Any]], Dict[str, Any]]
     metrics: Tuple[Tuple[str, str], ...]
     required: Tuple[str, ...] = ()
-    prepare: Callable[[Dict[str, Any]], Dict[str, Any]] = field(default=lambda options: options)
+    prepare: Callable[[Dict[str, Any]], Dict[str, Any]] = _as_given
     label_keys: FrozenSet[str] = frozenset({"drive", "drive_file"})
     reportable: bool = True
-    content: Callable[[Dict[str, Any]], Any] = field(default=lambda options: options.get("drive_file"))
+    content: Callable[[Dict[str, Any]], Any] = _drive_file_content
 
     def option(self, key: str) -> Optional[Option]:
         return next((o for o in self.options if o.key == key), None)
