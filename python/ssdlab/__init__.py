@@ -9,6 +9,7 @@ directories and charts.
     >>> result = ssdlab.consistency(drive, spare_area_pct=25, duration_s=60)
     >>> path = result.save("runs/example")          # iops.csv, series.csv, summary.json, charts
     >>> ssdlab.torture("idle-gc", torture_minutes=20).save("runs/torture")   # hdtach.csv, hdtach.png, ...
+    >>> ssdlab.sweep("study.toml", "runs/study")    # many points on Dask into runs/study/results.parquet
 """
 
 from ssdlab._core import __version__
@@ -17,6 +18,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.procedures import hdtach, torture, used_vs_new, worst_case_wa
 from ssdlab.results import ConsistencyResult, HdtachResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
+from ssdlab import sweep  # a package you can call: ssdlab.sweep(spec, out)
 
 __all__ = [
     "ConsistencyResult",
@@ -32,6 +34,7 @@ __all__ = [
     "hdtach",
     "load_preset",
     "preset_names",
+    "sweep",
     "torture",
     "used_vs_new",
     "worst_case_wa",

@@ -708,6 +708,85 @@ def report_cmd(run_dirs: Sequence[str], out: str, title: Optional[str], quiet: b
         click.echo(f"Report in {path}")
 
 
+# -- sweep -----------------------------------------------------------------------------------------
+
+
+@cli.command("sweep")
+@click.argument("spec", metavar="SPEC.toml")
+@click.option("--out", metavar="DIR",
+              help="Sweep directory; the same spec into the same DIR resumes. [default: runs/sweep-<spec name>]")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on an existing Dask scheduler (e.g. tcp://10.0.0.5:8786) and its workers. "
+                   "[default: a cluster of this machine's cores]")
+@click.option("--workers", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes of this machine's cluster. [default: one per core]")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+def sweep_cmd(spec: str, out: Optional[str], scheduler: Optional[str], workers: Optional[int], quiet: bool) -> None:
+    """Run a scenario over a grid of drives and settings, on Dask, into one table.
+
+    SPEC.toml names a scenario (consistency, hdtach, torture, used-vs-new, wa, or fio with a
+    jobfile), a [base] table of its options (the command's option names, with _ for -) and a
+    [grid] table whose lists form the cross product (see docs/sweeps.md). Every point runs on a
+    worker; DIR gets results.parquet (one row per point; a failed point's message in its error
+    column), points/<point>/ (each point's result directory), charts/*.png and report.html.
+    Running the same spec into the same DIR again runs only the points not finished.
+    """
+    from ssdlab import sweep as sweeps
+    from ssdlab.sweep.execute import default_workers
+
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("--workers sizes this machine's cluster; with --scheduler the cluster's own workers "
+                               "run the points")
+    loaded = sweeps.load_spec(spec)
+    out_dir = Path(out) if out is not None else Path("runs") / f"sweep-{_safe_name(Path(spec).stem)}"
+    where = f"the Dask scheduler at {scheduler}" if scheduler else f"{workers or default_workers()} local workers"
+
+    def events(kind: str, **details: Any) -> None:
+        if quiet:
+            return
+        if kind == "start":
+            done = details["points"] - details["todo"]
+            if details["todo"]:
+                on = f"{details['workers']} workers at {scheduler}" if scheduler else f"{details['workers']} local workers"
+                click.echo(f"ssdlab: sweep {sweeps.describe(loaded)}; {details['todo']} to run on {on}"
+                           + (f" ({done} done before)" if done else ""), err=True)
+            else:
+                click.echo(f"ssdlab: sweep {sweeps.describe(loaded)}: all done before; rebuilding the table and charts",
+                           err=True)
+
+    try:
+        result = sweeps.sweep(loaded, out_dir, scheduler=scheduler, workers=workers, progress=not quiet,
+                              events=events)
+    except KeyboardInterrupt:
+        click.echo(f"ssdlab: sweep stopped; its finished points are kept in {out_dir}: run the same command to "
+                   "resume", err=True)
+        raise
+    if quiet:
+        return
+    table = result.table
+    made = ["results.parquet", f"{POINTS_DIR}{os.sep}"]
+    if result.charts:
+        made.append(f"charts{os.sep} ({len(result.charts)} charts)")
+    if result.report is not None:
+        made.append("report.html")
+    click.echo(f"Results in {result.out}{os.sep}: {', '.join(made)}")
+    click.echo(f"  {len(table)} points: {len(table) - result.failed} with results, {result.failed} failed; "
+               f"{result.ran} run now in {result.wall_seconds:.1f} s"
+               + (f" on {where}" if result.ran else "") + f", {result.skipped} done before")
+    errors = table[table["error"].notna()]
+    for message, group in list(errors.groupby("error", sort=False))[:5]:
+        names = list(group["point"])
+        shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+        click.echo(f"  failed: {message} ({shown})")
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "spec"
+
+
+POINTS_DIR = "points"
+
+
 cli.add_command(fio_cmd)
 
 

@@ -1,0 +1,539 @@
+"""The scenarios a sweep can run, and the options each takes.
+
+A scenario is an entry in `SCENARIOS`: its options (the spec keys, named after the command line's
+options: ``spare_area`` is ``--spare-area``), how the client checks and prepares them, how a worker
+runs one point, and which summary figures become the columns of ``results.parquet``. Adding one
+(a trace ``replay``, say) is one `register(Scenario(...))` call; nothing else in the sweep package
+names a scenario.
+
+The split of the work between the two sides: `Option.convert` and `Scenario.prepare` run on the
+client, before anything runs, and turn spec values into what the run needs (sizes into bytes, a
+drive file into its settings, a job file into its parsed form), so a mistake in the spec is one
+error line and workers on other machines need none of the spec's files. `Scenario.run` runs on a
+worker and returns a result with ``summary`` and ``save(dir)``, the same objects the commands save.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
+from ssdlab.errors import SsdlabError
+from ssdlab.sizes import parse_size
+
+__all__ = ["DRIVE_OPTIONS", "SCENARIOS", "BadValue", "Option", "Scenario", "drive_config", "flag", "number", "path",
+           "register", "scenario", "size", "whole", "words"]
+
+
+class BadValue(SsdlabError):
+    """A spec value an option refuses; the message says what is wrong and how to mend it (the spec
+    reader adds where the value is)."""
+
+
+Converter = Callable[[Any, Path], Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One spec key. `convert(value, spec_dir)` checks a value and returns what the run gets
+    (relative paths resolve under `spec_dir`); `axis` says how charts treat the key: ``number``
+    (a numeric x axis), ``size`` (a numeric axis of bytes, labelled as written) or ``category``."""
+
+    key: str
+    convert: Converter
+    axis: str = "category"
+
+
+# -- converters: spec values -> run values ---------------------------------------------------------
+
+
+def _number(value: Any, spec_dir: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadValue("must be a number")
+    if not math.isfinite(value):
+        raise BadValue("must be a finite number")
+    return float(value)
+
+
+def _whole(value: Any, spec_dir: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadValue("must be a whole number")
+    return value
+
+
+def _seed(value: Any, spec_dir: Path) -> int:
+    seed = _whole(value, spec_dir)
+    if not 0 <= seed < 2**64:
+        raise BadValue("must be from 0 to 2**64-1")
+    return seed
+
+
+def _size(value: Any, spec_dir: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise BadValue('must be a size such as "16GiB" or a number of bytes')
+    try:
+        return parse_size(value, what="size")
+    except SsdlabError as err:
+        raise BadValue(str(err)) from None
+
+
+def _flag(value: Any, spec_dir: Path) -> bool:
+    if not isinstance(value, bool):
+        raise BadValue("must be true or false")
+    return value
+
+
+def _words(value: Any, spec_dir: Path) -> List[str]:
+    """A string or a list of strings (``then``, ``section``)."""
+    if isinstance(value, str):
+        return [w.strip() for w in value.split(",") if w.strip()]
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return [w.strip() for w in value]
+    raise BadValue("must be a string or a list of strings")
+
+
+def _preset(value: Any, spec_dir: Path) -> str:
+    if not isinstance(value, str) or value not in preset_names():
+        raise BadValue(f"not a drive preset; choose one of {', '.join(preset_names())} (see `ssdlab drives`)")
+    return value
+
+
+def _gc(value: Any, spec_dir: Path) -> str:
+    if not isinstance(value, str) or value not in GC_POLICIES:
+        raise BadValue(f"not a GC policy; choose one of {', '.join(GC_POLICIES)}")
+    return value
+
+
+def _path(value: Any, spec_dir: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise BadValue("must be a file name")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else spec_dir / path
+
+
+def _jobfile(value: Any, spec_dir: Path) -> Path:
+    path = _path(value, spec_dir)
+    if not path.is_file():
+        raise BadValue(f"no such job file ({path}); give a path relative to the spec's directory, or an absolute one")
+    return path
+
+
+def _drive_file(value: Any, spec_dir: Path) -> Dict[str, Any]:
+    """The drive file's settings (a dict: workers build the config from it, wherever they run)."""
+    try:
+        return DriveConfig.from_toml_file(_path(value, spec_dir)).to_dict()
+    except BadValue:
+        raise
+    except SsdlabError as err:
+        raise BadValue(str(err)) from None
+
+
+def _env(value: Any, spec_dir: Path) -> Dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+        raise BadValue('must be a table of variables such as { RUNTIME = "60" }')
+    return {str(k): str(v) for k, v in value.items()}
+
+
+number, whole, size, flag, words, path = _number, _whole, _size, _flag, _words, _path
+"""The converters, for scenarios registered elsewhere (docs/sweeps.md, "Adding a scenario")."""
+
+
+# -- drives ----------------------------------------------------------------------------------------
+
+DRIVE_OPTIONS: Tuple[Option, ...] = (
+    Option("drive", _preset),
+    Option("drive_file", _drive_file),
+    Option("capacity", _size, "size"),
+    Option("op", _number, "number"),
+    Option("gc", _gc),
+    Option("seed", _seed, "number"),
+)
+"""The simulated-drive options every scenario takes (the commands' --drive ... --seed)."""
+
+
+def _check_drive(options: Mapping[str, Any]) -> None:
+    if "drive" in options and "drive_file" in options:
+        raise SsdlabError("give either drive or drive_file, not both")
+
+
+def drive_config(options: Mapping[str, Any]) -> DriveConfig:
+    """The point's drive, built as the commands build it: preset or file, then GC policy, OP,
+    capacity."""
+    if "drive_file" in options:
+        cfg = DriveConfig.from_dict(options["drive_file"], what="drive file")
+    else:
+        cfg = load_preset(options.get("drive", preset_names()[0]))
+    return cfg.adjusted(gc_policy=options.get("gc"), op=options.get("op"), capacity=options.get("capacity"))
+
+
+def _api_kwargs(options: Mapping[str, Any], names: Mapping[str, str]) -> Dict[str, Any]:
+    """The API function's keyword arguments: spec key -> argument name, for the keys given (the
+    others keep the function's defaults, as the commands' do)."""
+    return {arg: options[key] for key, arg in names.items() if key in options}
+
+
+# -- the registry ----------------------------------------------------------------------------------
+
+
+def _as_given(options: Dict[str, Any]) -> Dict[str, Any]:
+    return options
+
+
+def _drive_file_content(options: Dict[str, Any]) -> Any:
+    return options.get("drive_file")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario a sweep can run.
+
+    `run(options)` runs one point on a worker (options as converted and prepared) and returns a
+    result with a ``summary`` dict and ``save(out_dir)``. `figures(summary)` gives the point's
+    columns of the table (scalars). `metrics` are the (column, axis title) pairs charted, first
+    the main one. `label_keys` are the keys the result's own label already names; the point's
+    label adds the other varying keys. `reportable`: ``ssdlab report`` reads its results.
+    `content(prepared options)` is what a point depends on beyond the spec's text (the contents of
+    the files it names), as plain data: it is part of the spec's hash, so an edited drive or job
+    file counts as a changed spec.
+    """
+
+    name: str
+    options: Tuple[Option, ...]
+    run: Callable[[Dict[str, Any]], Any]
+    figures: Callable[[Dict[str, Any]], Dict[str, Any]]
+    metrics: Tuple[Tuple[str, str], ...]
+    required: Tuple[str, ...] = ()
+    prepare: Callable[[Dict[str, Any]], Dict[str, Any]] = _as_given
+    label_keys: FrozenSet[str] = frozenset({"drive", "drive_file"})
+    reportable: bool = True
+    content: Callable[[Dict[str, Any]], Any] = _drive_file_content
+
+    def option(self, key: str) -> Optional[Option]:
+        return next((o for o in self.options if o.key == key), None)
+
+    @property
+    def keys(self) -> List[str]:
+        return [o.key for o in self.options]
+
+
+SCENARIOS: Dict[str, Scenario] = {}
+"""Scenario name (as the spec's ``scenario`` spells it) -> `Scenario`."""
+
+
+def register(entry: Scenario) -> Scenario:
+    """Adds (or replaces) a scenario; returns it."""
+    SCENARIOS[entry.name] = entry
+    return entry
+
+
+def scenario(name: Any) -> Scenario:
+    if not isinstance(name, str) or name not in SCENARIOS:
+        raise SsdlabError(f"unknown scenario {name!r}; choose one of {', '.join(SCENARIOS)}")
+    return SCENARIOS[name]
+
+
+def _drive_figures(summary: Mapping[str, Any]) -> Dict[str, Any]:
+    return {k: summary.get(k) for k in ("user_capacity_bytes", "op", "gc_policy")}
+
+
+def _prepare_drive(options: Dict[str, Any]) -> Dict[str, Any]:
+    _check_drive(options)
+    return options
+
+
+# consistency
+
+
+def _run_consistency(options: Dict[str, Any]) -> Any:
+    from ssdlab.simulate import consistency
+
+    kwargs = _api_kwargs(
+        options,
+        {"spare_area": "spare_area_pct", "duration": "duration_s", "qd": "qd", "block_size": "block_size", "seed": "seed"},
+    )
+    return consistency(drive_config(options), **kwargs)
+
+
+def _consistency_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = _drive_figures(s)
+    for key in ("iops_clean", "iops_steady_mean", "iops_steady_min", "write_amplification",
+                "steady_write_amplification"):
+        figures[key] = s.get(key)
+    for key in ("p50", "p99", "p999", "max"):
+        figures[f"latency_{key}_us"] = (s.get("latency_us") or {}).get(key)
+    for key in ("host_write_bytes", "nand_write_bytes"):
+        figures[key] = s.get(key)
+    return figures
+
+
+register(
+    Scenario(
+        name="consistency",
+        options=DRIVE_OPTIONS
+        + (
+            Option("spare_area", _number, "number"),
+            Option("qd", _whole, "number"),
+            Option("duration", _number, "number"),
+            Option("block_size", _size, "size"),
+        ),
+        run=_run_consistency,
+        figures=_consistency_figures,
+        metrics=(("iops_steady_mean", "steady-state IOPS (mean)"), ("steady_write_amplification", "steady-state WA")),
+        prepare=_prepare_drive,
+        label_keys=frozenset({"drive", "drive_file", "spare_area"}),
+    )
+)
+
+
+# hdtach and torture
+
+
+def _passes(s: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return list(s.get("passes") or [])
+
+
+def _hdtach_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = _drive_figures(s)
+    passes = _passes(s)
+    for prefix, p in (("clean", passes[0] if passes else None), ("tortured", passes[1] if len(passes) > 1 else None)):
+        for key in ("avg_mb_s", "min_mb_s", "pct_of_clean"):
+            if prefix == "clean" and key == "pct_of_clean":
+                continue
+            figures[f"{prefix}_{key}"] = None if p is None else p.get(key)
+    return figures
+
+
+def _torture_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    """The clean pass, the slowest pass after it, and every pass by its place in the run (names
+    change with the options, places do not)."""
+    figures = _drive_figures(s)
+    passes = _passes(s)
+    later = [p for p in passes[1:] if p.get("avg_mb_s") is not None]
+    worst = min(later, key=lambda p: p["avg_mb_s"]) if later else None
+    figures["clean_avg_mb_s"] = passes[0].get("avg_mb_s") if passes else None
+    figures["worst_avg_mb_s"] = None if worst is None else worst["avg_mb_s"]
+    figures["worst_pct_of_clean"] = None if worst is None else worst.get("pct_of_clean")
+    figures["torture_write_amplification"] = s.get("torture_write_amplification")
+    for i, p in enumerate(passes):
+        figures[f"pass{i}_name"] = p.get("name")
+        figures[f"pass{i}_avg_mb_s"] = p.get("avg_mb_s")
+        figures[f"pass{i}_pct_of_clean"] = p.get("pct_of_clean")
+    return figures
+
+
+def _run_hdtach(options: Dict[str, Any]) -> Any:
+    from ssdlab.procedures import hdtach
+
+    kwargs = _api_kwargs(options, {"torture_minutes": "torture_minutes", "compressibility": "compressibility",
+                                   "seed": "seed"})
+    return hdtach(drive_config(options), **kwargs)
+
+
+def _run_torture(options: Dict[str, Any]) -> Any:
+    from ssdlab.procedures import torture
+
+    kwargs = _api_kwargs(
+        options,
+        {"torture_minutes": "torture_minutes", "idle_minutes": "idle_minutes",
+         "pass_after_torture": "pass_after_torture", "then": "then", "trim": "trim",
+         "compressibility": "compressibility", "seed": "seed"},
+    )
+    return torture(drive_config(options), **kwargs)
+
+
+_MINUTES = Option("torture_minutes", _number, "number")
+_COMPRESSIBILITY = Option("compressibility", _number, "number")
+
+register(
+    Scenario(
+        name="hdtach",
+        options=DRIVE_OPTIONS + (_MINUTES, _COMPRESSIBILITY),
+        run=_run_hdtach,
+        figures=_hdtach_figures,
+        metrics=(("tortured_pct_of_clean", "after torture, % of clean"), ("clean_avg_mb_s", "clean pass, MB/s")),
+        prepare=_prepare_drive,
+    )
+)
+
+register(
+    Scenario(
+        name="torture",
+        options=DRIVE_OPTIONS
+        + (
+            _MINUTES,
+            Option("idle_minutes", _number, "number"),
+            Option("pass_after_torture", _flag),
+            Option("then", _words),
+            Option("trim", _flag),
+            _COMPRESSIBILITY,
+        ),
+        run=_run_torture,
+        figures=_torture_figures,
+        metrics=(("worst_pct_of_clean", "slowest pass, % of clean"),
+                 ("torture_write_amplification", "WA over the torture")),
+        prepare=_prepare_drive,
+    )
+)
+
+
+# used-vs-new
+
+
+def _run_used_vs_new(options: Dict[str, Any]) -> Any:
+    from ssdlab.procedures import used_vs_new
+
+    kwargs = _api_kwargs(options, {"test_span": "test_span", "duration": "duration_s", "qd": "qd",
+                                   "os_pct": "os_pct", "seed": "seed"})
+    return used_vs_new(drive_config(options), **kwargs)
+
+
+def _used_vs_new_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = _drive_figures(s)
+    states = {r.get("state"): r for r in s.get("states") or []}
+    clean = (states.get("clean") or {}).get("mb_s")
+    for state, prefix in (("clean", "clean"), ("used", "used"), ("used after TRIM", "trimmed")):
+        row = states.get(state) or {}
+        figures[f"{prefix}_mb_s"] = row.get("mb_s")
+        figures[f"{prefix}_iops"] = row.get("iops")
+        figures[f"{prefix}_write_amplification"] = row.get("write_amplification")
+        if prefix != "clean":
+            mb_s = row.get("mb_s")
+            figures[f"{prefix}_pct_of_clean"] = 100.0 * mb_s / clean if clean and mb_s is not None else None
+    return figures
+
+
+register(
+    Scenario(
+        name="used-vs-new",
+        options=DRIVE_OPTIONS
+        + (
+            Option("test_span", _size, "size"),
+            Option("duration", _number, "number"),
+            Option("qd", _whole, "number"),
+            Option("os_pct", _number, "number"),
+        ),
+        run=_run_used_vs_new,
+        figures=_used_vs_new_figures,
+        metrics=(("used_pct_of_clean", "used, % of clean"), ("used_mb_s", "used, MB/s")),
+        prepare=_prepare_drive,
+    )
+)
+
+
+# wa
+
+
+def _run_wa(options: Dict[str, Any]) -> Any:
+    from ssdlab.procedures import worst_case_wa
+
+    kwargs = _api_kwargs(options, {"torture_minutes": "torture_minutes", "compressibility": "compressibility",
+                                   "seed": "seed"})
+    return worst_case_wa(drive_config(options), **kwargs)
+
+
+def _wa_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = _drive_figures(s)
+    for key in ("write_amplification", "steady_write_amplification", "speed_ratio_estimate", "clean_mb_s",
+                "worst_mb_s"):
+        figures[key] = s.get(key)
+    return figures
+
+
+register(
+    Scenario(
+        name="wa",
+        options=DRIVE_OPTIONS + (_MINUTES, _COMPRESSIBILITY),
+        run=_run_wa,
+        figures=_wa_figures,
+        metrics=(("steady_write_amplification", "WA, last fifth of the torture"),
+                 ("speed_ratio_estimate", "speed-ratio estimate")),
+        prepare=_prepare_drive,
+    )
+)
+
+
+# fio with a job file
+
+
+class FioResult:
+    """A job-file run as the sweep saves it: ``ssdlab fio --out DIR``'s files and the logs."""
+
+    def __init__(self, run: Any) -> None:
+        from ssdlab.fio import output
+
+        self.run = run
+        self.summary: Dict[str, Any] = output.summary(run)
+
+    def save(self, out_dir: Any) -> Path:
+        from ssdlab.fio import output
+
+        output.save(self.run, out_dir)
+        # `summary` (whose label the sweep sets) is what summary.json holds
+        (Path(out_dir) / "summary.json").write_text(
+            json.dumps(self.summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        )
+        output.write_logs(self.run, out_dir)
+        return Path(out_dir)
+
+
+def _prepare_fio(options: Dict[str, Any]) -> Dict[str, Any]:
+    """Parses the job file (with `env` for its ``${VAR}``) on the client; workers get the parsed
+    form."""
+    from ssdlab.fio import jobfile
+
+    _check_drive(options)
+    prepared = dict(options)
+    prepared["jobfile"] = jobfile.parse(options["jobfile"], env=options.get("env", {}))
+    prepared.pop("env", None)
+    return prepared
+
+
+def _fio_content(options: Dict[str, Any]) -> Any:
+    sections = [[s.name, [[o.name, o.value] for o in s.options]] for s in options["jobfile"].sections]
+    return [options.get("drive_file"), sections]
+
+
+def _run_fio(options: Dict[str, Any]) -> Any:
+    from ssdlab.fio.simrun import run_plan
+    from ssdlab.fio.translate import plan
+
+    cfg = drive_config(options)
+    user_bytes = int(cfg.describe()["user_capacity_bytes"])
+    sections: Optional[Sequence[str]] = options.get("section")
+    p = plan(options["jobfile"], user_bytes, sequential_jobs=options.get("sequential_jobs", False),
+             sections=list(sections) if sections else None)
+    return FioResult(run_plan(p, cfg, options.get("seed", 1)))
+
+
+def _fio_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = _drive_figures(s)
+    for job in s.get("jobs") or []:
+        prefix = f"job{job.get('job')}_{job.get('name')}"
+        for key in ("read_iops", "write_iops", "write_amplification"):
+            figures[f"{prefix}_{key}"] = job.get(key)
+    return figures
+
+
+register(
+    Scenario(
+        name="fio",
+        options=DRIVE_OPTIONS
+        + (
+            Option("jobfile", _jobfile),
+            Option("env", _env),
+            Option("section", _words),
+            Option("sequential_jobs", _flag),
+        ),
+        run=_run_fio,
+        figures=_fio_figures,
+        metrics=(),  # the columns depend on the job file: the charts take the last job's write IOPS
+        required=("jobfile",),
+        prepare=_prepare_fio,
+        reportable=False,
+        content=_fio_content,
+    )
+)
