@@ -322,6 +322,15 @@ impl Default for FtlConfig {
     }
 }
 
+/// A number as a person would write it: huge and tiny values in scientific notation.
+fn readable(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e9).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
 /// A NAND or controller operation time in µs: from one nanosecond (the clock's resolution) to
 /// one second (so the longest run stays inside the u64 ns clock; see `limits`).
 fn op_time(name: &str, value: f64) -> Result<()> {
@@ -329,9 +338,10 @@ fn op_time(name: &str, value: f64) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Config(format!(
-            "{name} must be from {} (one nanosecond) to {} (one second), got {value}",
+            "{name} must be from {} (one nanosecond) to {} (one second), got {}",
             limits::MIN_OP_US,
-            limits::MAX_OP_US
+            limits::MAX_OP_US,
+            readable(value)
         )))
     }
 }
@@ -343,8 +353,9 @@ fn bandwidth(name: &str, value: f64) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Config(format!(
-            "{name} must be a finite number of at least {} MB/s, got {value}",
-            limits::MIN_BANDWIDTH_MB_S
+            "{name} must be a finite number of at least {} MB/s, got {}",
+            limits::MIN_BANDWIDTH_MB_S,
+            readable(value)
         )))
     }
 }
