@@ -205,8 +205,11 @@ impl Ftl {
                 seed,
             ),
             // Half a percent of a die's share of the user data, and at least two blocks.
-            data_slack: ((layout.user_units / u64::from(layout.dies)) / 200)
-                .max(2 * u64::from(block_slots)) as i64,
+            data_slack: i64::try_from(
+                ((layout.user_units / u64::from(layout.dies)) / 200)
+                    .max(2 * u64::from(block_slots)),
+            )
+            .unwrap_or(i64::MAX),
             policy: VictimPolicy::new(cfg.ftl.gc_policy, layout.dies, cfg.ftl.d_choices, seed),
             timelines: Timelines::new(layout.dies, layout.channels),
             times: OpTimes::new(
