@@ -164,8 +164,17 @@ def test_mistakes_are_one_line_naming_the_key(tmp_path: Path, text: str, message
 
 
 def test_a_missing_spec_file() -> None:
-    with pytest.raises(SsdlabError, match="sweep spec 'nope.toml' does not exist"):
+    with pytest.raises(SsdlabError, match="sweep spec 'nope.toml': no such file"):
         load_spec("nope.toml")
+
+
+def test_a_spec_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "spec.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(SsdlabError, match="regular file|FIFO|fifo"):
+        load_spec(str(fifo))
 
 
 def test_ssdlab_sweep_is_the_package_and_a_function() -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ssdlab.errors import SsdlabError
+from ssdlab.fio.safety import filesystem_type
 
 __all__ = ["FioJobSpec", "FioOutput", "IoSetup", "fio_path", "fio_version", "probe_io", "run", "job_text"]
 
@@ -50,20 +51,6 @@ class IoSetup:
     notes: List[str] = field(default_factory=list)
 
 
-def _fs_type(path: Path) -> Optional[str]:
-    try:
-        dev = os.stat(path).st_dev
-        text = Path("/proc/self/mountinfo").read_text()
-    except OSError:
-        return None
-    want = f"{os.major(dev)}:{os.minor(dev)}"
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) > 2 and parts[2] == want and " - " in line:
-            return line.split(" - ", 1)[1].split()[0]
-    return None
-
-
 def probe_io(target: Path, size: int = 4096) -> IoSetup:
     """The first engine (and O_DIRECT setting) with which fio can read 4 KiB of `target`."""
     fio = fio_path()
@@ -77,7 +64,7 @@ def probe_io(target: Path, size: int = 4096) -> IoSetup:
             if r.returncode == 0:
                 notes = []
                 if not direct:
-                    fs = _fs_type(target)
+                    fs = filesystem_type(target)
                     where = f" ({fs})" if fs else ""
                     notes.append(
                         f"O_DIRECT does not work on {target}{where}; fio runs buffered (direct=0), so the page "

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import read_text
 from ssdlab.sweep import points as pts
 from ssdlab.sweep.points import Point
 from ssdlab.sweep.scenarios import BadValue, Scenario, scenario as find_scenario
@@ -116,16 +117,8 @@ def _read_source(source: SpecSource) -> Tuple[Dict[str, Any], str, Path]:
     if isinstance(source, Mapping):
         return dict(source), "sweep spec", Path.cwd()
     path = Path(source)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SsdlabError(f"sweep spec {str(path)!r} does not exist; give the path of a TOML spec (docs/sweeps.md)") from None
-    except IsADirectoryError:
-        raise SsdlabError(f"sweep spec {str(path)!r} is a directory; give the path of a TOML spec") from None
-    except OSError as err:
-        raise SsdlabError(f"cannot read sweep spec {str(path)!r}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise SsdlabError(f"sweep spec {str(path)!r} is not UTF-8 text; is it a TOML file?") from None
+    # The hardened reader: a regular file only, no blocking on a FIFO, a size bound.
+    text = read_text(path, "sweep spec")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
