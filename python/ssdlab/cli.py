@@ -141,7 +141,7 @@ class _Progress:
 @cli.command("consistency")
 @click.option("--drive", metavar="NAME", help=f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]")
 @click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
-@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB; scales the die count.")
+@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB; keeps the dies and scales their size.")
 @click.option(
     "--op",
     type=cv.op,
@@ -307,7 +307,7 @@ def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml)."
         ),
         click.option(
-            "--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; scales the die count."
+            "--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; keeps the dies and scales their size."
         ),
         click.option(
             "--op",
