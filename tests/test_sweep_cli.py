@@ -128,7 +128,7 @@ def test_option_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["sweep", str(tmp_path / "s.toml"), "--workers", "0"]) == 2
     assert "--workers" in _one_error_line(capsys.readouterr().err)
     assert main(["sweep", str(tmp_path / "nope.toml")]) == 2
-    assert "does not exist" in _one_error_line(capsys.readouterr().err)
+    assert "no such file" in _one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "runs").exists()
 
 
