@@ -26,14 +26,11 @@ pub struct Counters {
     pub free_block_samples_sum: u64,
 }
 
-/// The four running totals the per-interval series needs, cheap to read after every request.
-/// NAND and GC writes are in allocation slots (see [`Tally::slots_per_unit`]).
+/// What the per-interval series reads after every request: the host units written so far, and
+/// the allocation slots per unit that its NAND figures (from the work log) are counted in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub host_write_units: u64,
-    pub nand_write_slots: u64,
-    pub gc_write_slots: u64,
-    pub erases: u64,
     pub slots_per_unit: u32,
 }
 

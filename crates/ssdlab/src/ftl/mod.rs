@@ -274,9 +274,6 @@ impl Ftl {
     pub fn tally(&self) -> Tally {
         Tally {
             host_write_units: self.counters.host_write_units,
-            nand_write_slots: self.nand_write_slots,
-            gc_write_slots: self.gc_write_slots,
-            erases: self.counters.erases,
             slots_per_unit: self.slots_per_unit,
         }
     }
