@@ -12,6 +12,10 @@ use std::cmp::Reverse;
 /// How many upcoming copies have their L2P entries prefetched.
 const AHEAD: usize = 16;
 
+/// How many units ahead of the copy their reverse-map entries (which give the L2P entry to
+/// prefetch) are brought in: a victim's entries are contiguous but cold.
+const P2L_AHEAD: u32 = 64;
+
 /// On-demand GC fills an engaged die's idle time in chunks of this many victim pages (about
 /// 10 ms of die time on 2013 MLC): the longest a host page then waits for it.
 const IDLE_CHUNK_PAGES: u32 = 8;
@@ -249,6 +253,22 @@ impl Ftl {
                 self.finish_victim(die, av.block, now);
                 return Ok((None, moved));
             }
+            // The next step on this die starts here, after a host page or two: have its first
+            // L2P entries on the way (a step is often shorter than the prefetch distance).
+            // The reverse map of the next units first (a line holds 16), then the L2P entries
+            // of the first of them.
+            let mut p = pos;
+            while p < end.min(pos + P2L_AHEAD) {
+                self.map.prefetch_owner(p);
+                p += 16;
+            }
+            let mut next = std::mem::take(&mut self.scratch);
+            next.clear();
+            self.map.gather_valid(pos, end, AHEAD, &mut next);
+            for &ppa in &next {
+                self.map.prefetch_owner_entry(ppa);
+            }
+            self.scratch = next;
             return Ok((
                 Some(ActiveVictim {
                     next: pos - start,
@@ -365,6 +385,9 @@ impl Ftl {
                 for (k, &old) in units[i..i + n as usize].iter().enumerate() {
                     if let Some(&ahead) = units.get(i + k + AHEAD) {
                         self.map.prefetch_owner_entry(ahead);
+                    }
+                    if let Some(&far) = units.get(i + k + P2L_AHEAD as usize) {
+                        self.map.prefetch_owner(far);
                     }
                     let new = first + k as u32;
                     self.map.relocate(self.map.owner(old), old, new);

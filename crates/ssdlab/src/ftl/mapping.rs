@@ -57,6 +57,14 @@ impl Mapping {
         }
     }
 
+    /// Hints that the reverse-map entry of `ppa` (who owns it) will be needed soon.
+    #[inline]
+    pub fn prefetch_owner(&self, ppa: Ppa) {
+        if let Some(e) = self.p2l.get(ppa as usize) {
+            crate::prefetch::prefetch(e);
+        }
+    }
+
     /// Hints that the L2P entry of the unit stored at `ppa` will be needed soon.
     #[inline]
     pub fn prefetch_owner_entry(&self, ppa: Ppa) {

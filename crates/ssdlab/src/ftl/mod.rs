@@ -14,10 +14,13 @@
 
 mod audit;
 mod counters;
+mod die_shares;
 mod gc;
 mod idle;
 mod mapping;
 mod worklog;
+
+use die_shares::DieShares;
 
 use std::collections::VecDeque;
 
@@ -100,7 +103,7 @@ pub struct Ftl {
     next_die: u32,
     /// Mapped entries per die: dynamic striping keeps the dies' shares of the data within
     /// `data_slack` of each other, so faster dies do not fill up with more than their share.
-    die_data: Vec<i64>,
+    die_data: DieShares,
     data_slack: i64,
     /// Factory bad blocks per die (the last blocks of the die), drawn from the seed.
     bad_blocks: Vec<u32>,
@@ -197,7 +200,7 @@ impl Ftl {
             host_die: None,
             host_page_units: 0,
             next_die: 0,
-            die_data: vec![0; dies],
+            die_data: DieShares::new(dies),
             bad_blocks: crate::nand::bad_blocks(
                 layout.dies,
                 layout.blocks_per_die,
@@ -344,7 +347,7 @@ impl Ftl {
         self.gc_due.clear();
         self.host_die = None;
         self.host_page_units = 0;
-        self.die_data.fill(0);
+        self.die_data.clear();
         self.stall = None;
         self.defrag_cursor = 0;
         self.policy.reset();
@@ -394,15 +397,22 @@ impl Ftl {
         match self.striping {
             Striping::Dynamic => {
                 // The die that frees first among those not holding more than their share.
-                let cap = self.die_data.iter().copied().min().unwrap_or(0) + self.data_slack;
-                let mut best = (u32::MAX, SimTime(u64::MAX));
-                for (d, &data) in self.die_data.iter().enumerate() {
-                    let t = self.timelines.die_free(d as u32);
-                    if data <= cap && t < best.1 {
-                        best = (d as u32, t);
+                let cap = self.die_data.min() + self.data_slack;
+                // Branch-free: a die over its share competes with the latest possible time.
+                let mut best = (u64::MAX, u32::MAX);
+                for (d, (&data, &t)) in self
+                    .die_data
+                    .as_slice()
+                    .iter()
+                    .zip(self.timelines.die_free_times())
+                    .enumerate()
+                {
+                    let key = if data <= cap { t.ns() } else { u64::MAX };
+                    if key < best.0 {
+                        best = (key, d as u32);
                     }
                 }
-                best.0
+                best.1
             }
             Striping::RoundRobin => {
                 let d = self.next_die;
@@ -495,13 +505,13 @@ impl Ftl {
         let d = die as usize;
         let mut f = self.frontiers[Stream::Host as usize][d];
         let first = f.block * self.entries_per_block + f.next;
-        self.die_data[d] += i64::from(n);
+        self.die_data.add(d, i64::from(n));
         for (i, ppa) in (first..first + n).enumerate() {
             let prev = self.map.map(lpn + i as Lpn, ppa);
             if prev != UNMAPPED {
                 let b = self.block_of(prev);
                 self.blocks.valid[b as usize] -= 1;
-                self.die_data[self.layout.die_of_block(b) as usize] -= 1;
+                self.die_data.sub(self.layout.die_of_block(b) as usize, 1);
             }
             if let Some(a) = &mut self.audit {
                 a.programmed(ppa);
@@ -559,11 +569,11 @@ impl Ftl {
         match old {
             None => {
                 let prev = self.map.map(lpn, ppa);
-                self.die_data[die as usize] += 1;
+                self.die_data.add(die as usize, 1);
                 if prev != UNMAPPED {
                     let (size, b) = (self.slot_size(prev), self.block_of(prev));
                     self.blocks.valid[b as usize] -= size;
-                    self.die_data[self.layout.die_of_block(b) as usize] -= 1;
+                    self.die_data.sub(self.layout.die_of_block(b) as usize, 1);
                 }
             }
             Some(prev) => {
@@ -572,8 +582,8 @@ impl Ftl {
                 self.blocks.valid[b as usize] -= slots;
                 let from = self.layout.die_of_block(b);
                 if from != die {
-                    self.die_data[from as usize] -= 1;
-                    self.die_data[die as usize] += 1;
+                    self.die_data.sub(from as usize, 1);
+                    self.die_data.add(die as usize, 1);
                 }
             }
         }
@@ -717,7 +727,7 @@ impl Ftl {
         if old != UNMAPPED {
             let (size, b) = (self.slot_size(old), self.block_of(old));
             self.blocks.valid[b as usize] -= size;
-            self.die_data[self.layout.die_of_block(b) as usize] -= 1;
+            self.die_data.sub(self.layout.die_of_block(b) as usize, 1);
         }
     }
 

@@ -29,6 +29,12 @@ impl Timelines {
         self.die_free[die as usize]
     }
 
+    /// When each die finishes its work, by die.
+    #[inline]
+    pub fn die_free_times(&self) -> &[SimTime] {
+        &self.die_free
+    }
+
     /// When every die is idle.
     pub fn all_free(&self) -> SimTime {
         self.die_free.iter().copied().max().unwrap_or(SimTime::ZERO)
