@@ -253,22 +253,13 @@ impl Ftl {
                 self.finish_victim(die, av.block, now);
                 return Ok((None, moved));
             }
-            // The next step on this die starts here, after a host page or two: have its first
-            // L2P entries on the way (a step is often shorter than the prefetch distance).
-            // The reverse map of the next units first (a line holds 16), then the L2P entries
-            // of the first of them.
+            // The next step on this die starts here: bring in the reverse map of its units (a
+            // line holds 16) now, so that step can prefetch their L2P entries without a stall.
             let mut p = pos;
             while p < end.min(pos + P2L_AHEAD) {
                 self.map.prefetch_owner(p);
                 p += 16;
             }
-            let mut next = std::mem::take(&mut self.scratch);
-            next.clear();
-            self.map.gather_valid(pos, end, AHEAD, &mut next);
-            for &ppa in &next {
-                self.map.prefetch_owner_entry(ppa);
-            }
-            self.scratch = next;
             return Ok((
                 Some(ActiveVictim {
                     next: pos - start,
