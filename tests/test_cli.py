@@ -109,7 +109,7 @@ BAD_INPUTS: List[List[str]] = [
     ["--capacity", "99999PB"],
     ["--capacity", "100TB"],
     ["--capacity", "0"],
-    ["--capacity", "512MiB"],
+    ["--capacity", "256MiB"],
     ["--op", "0"],
     ["--op", "-0.1"],
     ["--op", "0.0001"],

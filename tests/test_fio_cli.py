@@ -63,7 +63,7 @@ def test_fio_sections(tmp_path, capsys, monkeypatch):
         (["bad/verify.fio"], "bad/verify.fio:6: option 'verify' is not supported by the simulator"),
         (["bad/numjobs.fio"], "numjobs=4: the simulator runs one job at a time"),
         (["nope.fio"], "job file 'nope.fio': no such file"),
-        (["fio-seq-read.fio", "--capacity", "512MiB"], "is too small for drive 'mlc-256'"),
+        (["fio-seq-read.fio", "--capacity", "256MiB"], "is too small for drive 'mlc-256'"),
         (["fio-seq-read.fio", "--drive", "nosuch"], "nosuch"),
         (["fio-seq-read.fio", "--output-format", "terse"], "Invalid value for '--output-format'"),
     ],

@@ -17,10 +17,16 @@ use crate::units::{format_bytes, UNIT_BYTES};
 
 /// Smallest number of blocks per plane a capacity-scaled drive may have: fewer blocks make GC
 /// visibly less efficient than on the full drive (see `docs/parameters.md`).
-pub const MIN_BLOCKS_PER_PLANE: u32 = 512;
+pub const MIN_BLOCKS_PER_PLANE: u32 = 256;
 
 /// Smallest number of pages per block a capacity-scaled drive may have.
 pub const MIN_PAGES_PER_BLOCK: u32 = 4;
+
+/// Pages per block a capacity-scaled drive keeps as long as its planes still hold
+/// [`MIN_BLOCKS_PER_PLANE`] blocks: a die's GC episode lasts as long as cleaning a few blocks
+/// takes, so blocks much smaller than this make per-second IOPS average over many episodes and
+/// the steady state a flat line instead of the scatter a real drive shows.
+pub const SMALL_DRIVE_PAGES_PER_BLOCK: u32 = 64;
 
 /// A complete, serialisable description of a simulated drive.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -573,12 +579,14 @@ impl DriveConfig {
     ///
     /// The rule (documented in `docs/parameters.md`): keep the controller and its NAND array (the
     /// channels, the dies, planes, page size, timing) and the over-provisioning, so the drive
-    /// keeps its parallelism, its IOPS and its GC's view of the array (the same number of blocks
-    /// per die); change the size of the dies. A smaller drive gets smaller blocks (fewer pages per
-    /// block, at least [`MIN_PAGES_PER_BLOCK`], erased in proportionally less time), a larger one
-    /// more blocks; then blocks per plane
-    /// are set so the physical capacity covers `user × (1 + op)`. Capacities needing fewer than
-    /// [`MIN_BLOCKS_PER_PLANE`] blocks of the smallest size are refused.
+    /// keeps its parallelism and its IOPS; change the size of the dies. Down to the capacity where
+    /// blocks would have [`SMALL_DRIVE_PAGES_PER_BLOCK`] pages, a smaller drive keeps the design's
+    /// blocks per die and gets smaller blocks (erased in proportionally less time), a larger one
+    /// more blocks. Below it, blocks keep that size and dies get fewer of them, down to
+    /// [`MIN_BLOCKS_PER_PLANE`]; below that, blocks shrink again (at least
+    /// [`MIN_PAGES_PER_BLOCK`] pages). Blocks per plane are then set so the physical capacity
+    /// covers `user × (1 + op)`; capacities needing fewer than [`MIN_BLOCKS_PER_PLANE`] blocks of
+    /// the smallest size are refused.
     pub fn with_user_capacity(&self, user_bytes: u64) -> Result<DriveConfig> {
         self.validate()?;
         if user_bytes < UNIT_BYTES {
@@ -591,8 +599,13 @@ impl DriveConfig {
         let dies = u64::from(g.channels) * u64::from(g.dies_per_channel);
         let plane_pages = (dies * u64::from(g.planes_per_die)) as f64 * f64::from(g.page_bytes);
         let design_blocks = f64::from(g.blocks_per_plane);
-        let pages = (physical_needed / (plane_pages * design_blocks))
-            .floor()
+        // The design's blocks per die, with blocks as large as the capacity allows; but below
+        // SMALL_DRIVE_PAGES_PER_BLOCK pages, fewer (at least MIN_BLOCKS_PER_PLANE) larger blocks.
+        let natural = (physical_needed / (plane_pages * design_blocks)).floor();
+        let fewest_blocks =
+            (physical_needed / (plane_pages * f64::from(MIN_BLOCKS_PER_PLANE))).floor();
+        let pages = natural
+            .max(fewest_blocks.min(f64::from(SMALL_DRIVE_PAGES_PER_BLOCK)))
             .clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
         let blocks_per_plane = (physical_needed / (plane_pages * pages)).ceil();
         if blocks_per_plane < f64::from(MIN_BLOCKS_PER_PLANE) {
@@ -661,8 +674,24 @@ mod tests {
         let design = DriveConfig::default();
         let cfg = design.with_user_capacity(8 << 30).unwrap();
         assert_eq!(cfg.geometry.channels * cfg.geometry.dies_per_channel, 32);
-        assert_eq!(cfg.geometry.pages_per_block, 8);
-        assert!(cfg.geometry.blocks_per_plane >= 2048);
+        // 8 GiB: blocks keep SMALL_DRIVE_PAGES_PER_BLOCK pages, dies hold fewer of them.
+        assert_eq!(cfg.geometry.pages_per_block, SMALL_DRIVE_PAGES_PER_BLOCK);
+        assert!((MIN_BLOCKS_PER_PLANE..600).contains(&cfg.geometry.blocks_per_plane));
+        // 32 GB: the design's ~2048 blocks per die, smaller blocks.
+        let mid = design.with_user_capacity(32_000_000_000).unwrap();
+        assert_eq!(mid.geometry.pages_per_block, 64);
+        assert!((1024..1100).contains(&mid.geometry.blocks_per_plane));
+        let g48 = design.with_user_capacity(48_000_000_000).unwrap().geometry;
+        assert_eq!(
+            (g48.pages_per_block, g48.blocks_per_plane > 1500),
+            (64, true)
+        );
+        let g100 = design.with_user_capacity(100_000_000_000).unwrap().geometry;
+        assert!(g100.pages_per_block > 64 && (2048..2100).contains(&g100.blocks_per_plane));
+        // 2 GiB: 256 blocks per die of fewer pages.
+        let small = design.with_user_capacity(2 << 30).unwrap().geometry;
+        assert!((MIN_BLOCKS_PER_PLANE..300).contains(&small.blocks_per_plane));
+        assert!(small.pages_per_block < 64 && small.pages_per_block >= MIN_PAGES_PER_BLOCK);
         let layout = cfg.validate().unwrap();
         assert_eq!(layout.user_units * UNIT_BYTES, 8 << 30);
         assert!((cfg.ftl.op - 0.0737).abs() < 0.002, "op {}", cfg.ftl.op);
@@ -688,7 +717,7 @@ mod tests {
     #[test]
     fn tiny_capacities_are_refused_with_the_minimum() {
         let err = DriveConfig::default()
-            .with_user_capacity(512 << 20)
+            .with_user_capacity(256 << 20)
             .unwrap_err();
         assert!(err.to_string().contains("smallest user capacity"), "{err}");
     }

@@ -33,6 +33,15 @@ impl Mapping {
         self.l2p.len() as u64
     }
 
+    /// The unit `lpn` maps to, if it is in range and mapped.
+    #[inline]
+    pub fn current(&self, lpn: Lpn) -> Option<Ppa> {
+        self.l2p
+            .get(lpn as usize)
+            .copied()
+            .filter(|&p| p != UNMAPPED)
+    }
+
     #[inline]
     pub fn lookup(&self, lpn: Lpn) -> Ppa {
         self.l2p[lpn as usize]

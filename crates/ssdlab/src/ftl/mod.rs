@@ -260,6 +260,11 @@ impl Ftl {
         ftl
     }
 
+    /// Factory bad blocks over all dies.
+    pub fn bad_block_count(&self) -> u64 {
+        self.bad_blocks.iter().map(|&b| u64::from(b)).sum()
+    }
+
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -709,13 +714,19 @@ impl Ftl {
     }
 
     /// Hints that `lpn` will be written or trimmed soon. `stage` 0 fetches its L2P entry; stage 1
-    /// (a few requests later) fetches the valid bit of the unit it maps to.
+    /// (a few requests later) fetches the valid bit of the unit it maps to and its block's valid
+    /// count, which the overwrite decrements.
     #[inline]
     pub fn prefetch(&self, lpn: Lpn, stage: u8) {
         if stage == 0 {
             self.map.prefetch_lpn(lpn);
         } else {
             self.map.prefetch_current(lpn);
+            if let Some(ppa) = self.map.current(lpn) {
+                if let Some(v) = self.blocks.valid.get(self.block_of(ppa) as usize) {
+                    crate::prefetch::prefetch(v);
+                }
+            }
         }
     }
 
