@@ -459,7 +459,7 @@ impl Ftl {
                 }
             }
             let block = self.alloc_for_host(die, now)?;
-            self.open_host_block(die, block);
+            self.open_host_block(die, block, now);
             self.frontiers[Stream::Host as usize][die as usize] = Frontier {
                 block,
                 next: 0,

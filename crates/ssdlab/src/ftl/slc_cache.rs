@@ -86,13 +86,26 @@ impl SlcCache {
 }
 
 impl Ftl {
-    /// A new host block `block` was opened on `die`: program it in pSLC mode if the die's cache
-    /// has room.
-    pub(super) fn open_host_block(&mut self, die: u32, block: u32) {
+    /// A new host block `block` was opened on `die` at `now`: program it in pSLC mode if the die's
+    /// cache has room. A full cache first drops a pSLC block whose data was all overwritten or
+    /// trimmed (an erase, no copies), as firmware reclaims such blocks at once.
+    pub(super) fn open_host_block(&mut self, die: u32, block: u32, now: SimTime) {
         let d = die as usize;
-        let Some(limit) = self.slc_limit(die) else {
+        let Some(mut limit) = self.slc_limit(die) else {
             return;
         };
+        if self.slc.as_ref().is_some_and(|c| c.blocks[d] >= limit) {
+            if let Some(empty) = self
+                .closed_pslc_block(die)
+                .filter(|&b| self.blocks.valid[b as usize] == 0)
+            {
+                let t = self.times.erase(empty);
+                let done = self.timelines.erase(die, now, t);
+                self.log.erase(done);
+                self.erase_block(die, empty);
+                limit = self.slc_limit(die).unwrap_or(0);
+            }
+        }
         let c = self.slc.as_mut().expect("a drive with a cache");
         if c.blocks[d] < limit {
             c.blocks[d] += 1;
