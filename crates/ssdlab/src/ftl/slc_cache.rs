@@ -148,9 +148,7 @@ impl Ftl {
 
     #[inline]
     fn is_pslc(&self, block: u32) -> bool {
-        self.slc
-            .as_ref()
-            .is_some_and(|c| c.is_slc[block as usize])
+        self.slc.as_ref().is_some_and(|c| c.is_slc[block as usize])
     }
 
     /// Time to program page `page` of `block` (pSLC or native), counting host units written to
@@ -263,7 +261,9 @@ impl Ftl {
         }
         let first = die * self.layout.blocks_per_die;
         (first..first + self.layout.blocks_per_die)
-            .filter(|&b| c.is_slc[b as usize] && self.blocks.state[b as usize] == BlockState::Closed)
+            .filter(|&b| {
+                c.is_slc[b as usize] && self.blocks.state[b as usize] == BlockState::Closed
+            })
             .min_by_key(|&b| self.blocks.valid[b as usize])
     }
 }

@@ -92,9 +92,8 @@ impl Saturation {
 
     fn write(&self, label: &str, pattern: Pattern, bytes: u64) -> Step {
         // Fine enough that the fastest conceivable write of these bytes spans 4 intervals per point.
-        let interval_ms = (bytes as f64 / FASTEST_LINK_BYTES_S * 1000.0
-            / f64::from(4 * self.points))
-        .max(1.0);
+        let interval_ms =
+            (bytes as f64 / FASTEST_LINK_BYTES_S * 1000.0 / f64::from(4 * self.points)).max(1.0);
         Step::Run {
             workload: Workload {
                 label: label.into(),
@@ -179,13 +178,20 @@ impl Procedure for Saturation {
             )));
         }
         let fill = self.bytes(user_bytes, self.fill_pct);
-        if fill / self.block_bytes < u64::from(self.points) {
+        // Each point must hold at least the requests in flight, or completions arrive in lumps
+        // larger than a point and its speed means nothing.
+        let per_point = u64::from(self.points)
+            .saturating_mul(self.block_bytes)
+            .saturating_mul(u64::from(self.queue_depth.max(1)));
+        if fill < per_point {
             return Err(Error::Workload(format!(
-                "a saturation curve of {} points needs at least {} requests of {} KiB; the write covers {} KiB: \
-                 use a larger --capacity, a larger --fill-pct or a smaller --block-size",
+                "a saturation curve of {} points needs a queue's worth of requests per point ({} x {} KiB), \
+                 {} KiB in all; the write covers {} KiB: use a larger --capacity or --fill-pct, or a smaller \
+                 --block-size or --qd",
                 self.points,
-                self.points,
+                self.queue_depth,
                 self.block_bytes / 1024,
+                per_point / 1024,
                 fill / 1024
             )));
         }
@@ -194,7 +200,9 @@ impl Procedure for Saturation {
             self.write(WRITE_LABEL, self.pattern, fill),
         ];
         if self.idle_minutes > 0.0 {
-            let second = self.bytes(user_bytes, self.after_idle_pct).max(self.block_bytes);
+            let second = self
+                .bytes(user_bytes, self.after_idle_pct)
+                .max(self.block_bytes);
             steps.push(Step::Idle {
                 seconds: self.idle_minutes * 60.0,
             });
