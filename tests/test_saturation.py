@@ -120,3 +120,16 @@ def test_every_procedure_runs_on_the_slc_cache_presets(name: str) -> None:
     assert len(u.summary["states"]) == 3
     w = ssdlab.worst_case_wa(cfg, torture_minutes=0.5)
     assert w.write_amplification >= 1.0
+
+
+def test_a_sweep_point_runs_saturation_like_the_function() -> None:
+    from ssdlab.sweep.execute import Task, run_point
+
+    spec = ssdlab.sweep.load_spec({"scenario": "saturation", "base": {"drive": "qlc-hybrid-cache", "capacity": SIZE},
+                                   "grid": {"fill_pct": [50]}})
+    point = spec.points[0]
+    outcome = run_point(Task(spec.scenario, point.name, point.prepared, point.label, ssdlab.__version__))
+    assert outcome.error is None
+    single = ssdlab.saturation(_drive("qlc-hybrid-cache"), fill_pct=50)
+    assert outcome.figures["cache_gb"] == pytest.approx(single.cache_gb, rel=1e-12)
+    assert set(SATURATION_FILES) <= set(outcome.files)
