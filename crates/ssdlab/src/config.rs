@@ -845,6 +845,55 @@ mod tests {
     }
 
     #[test]
+    fn slc_cache_settings_are_checked_against_the_drive() {
+        let cached = |cell: &str, cache: &str| {
+            DriveConfig::from_toml(&format!(
+                "[geometry]\ncell = \"{cell}\"\n[ftl.slc_cache]\n{cache}\n"
+            ))
+            .and_then(|c| c.validate())
+            .err()
+            .map(|e| e.to_string())
+        };
+        let ok = "static_pct = 1.0\ndynamic_share = 0.5";
+        assert_eq!(cached("tlc", ok), None);
+        assert!(cached("slc", ok).unwrap().contains("multi-bit cell"));
+        assert!(cached("tlc", "static_pct = 0\ndynamic_share = 1.5")
+            .unwrap()
+            .contains("dynamic_share must be within 0..1"));
+        assert!(cached("tlc", "static_pct = 0\ndynamic_share = 0")
+            .unwrap()
+            .contains("neither a static part"));
+        assert!(cached("tlc", "static_pct = 60\ndynamic_share = 0")
+            .unwrap()
+            .contains("static_pct must be within 0..50"));
+        // A static cache comes out of the spare area: 7 % OP cannot hold 5 % of pSLC blocks.
+        assert!(cached("qlc", "static_pct = 5\ndynamic_share = 0")
+            .unwrap()
+            .contains("for the static SLC cache"));
+        assert!(cached(
+            "tlc",
+            "static_pct = 1\ndynamic_share = 0.5\nidle_fold_delay_s = -1"
+        )
+        .unwrap()
+        .contains("idle_fold_delay_s"));
+    }
+
+    #[test]
+    fn scaled_cache_drives_keep_whole_word_lines() {
+        let mut cfg = DriveConfig::default();
+        cfg.geometry.cell = CellType::Tlc;
+        cfg.ftl.slc_cache = Some(SlcCache {
+            static_pct: 0.0,
+            dynamic_share: 1.0,
+            idle_fold_delay_s: None,
+        });
+        for gb in [8u64, 16, 64] {
+            let scaled = cfg.with_user_capacity(gb * 1_000_000_000).unwrap();
+            assert_eq!(scaled.geometry.pages_per_block % 3, 0, "{gb} GB");
+        }
+    }
+
+    #[test]
     fn unknown_fields_are_rejected() {
         let err = DriveConfig::from_toml("[ftl]\nopp = 0.1\n")
             .unwrap_err()

@@ -241,16 +241,28 @@ impl Ftl {
             let Some((t, die)) = next else {
                 return Ok(());
             };
-            // The GC frontier may need a block; never take the die's last one.
-            let gc_open = self.frontiers[Stream::Gc as usize][die as usize].block != NONE;
             match self.closed_pslc_block(die) {
-                Some(block) if gc_open || self.free[die as usize].len() > 1 => {
+                Some(block) if self.fold_fits(die, block) => {
                     self.blocks.state[block as usize] = BlockState::Victim;
                     self.clean(die, block, 0, t)?;
                 }
                 _ => done[die as usize] = true,
             }
         }
+    }
+
+    /// Whether folding `block` fits in `die`'s open GC block and free blocks while leaving the
+    /// host one free block (the fold then erases `block`, so the die ends with more).
+    fn fold_fits(&self, die: u32, block: u32) -> bool {
+        let f = self.frontiers[Stream::Gc as usize][die as usize];
+        let room = if f.block == NONE {
+            0
+        } else {
+            u64::from(self.block_slots - f.used)
+        };
+        let free = self.free[die as usize].len() as u64;
+        let need = u64::from(self.blocks.valid[block as usize]);
+        room + free.saturating_sub(1) * u64::from(self.block_slots) >= need
     }
 
     /// The closed pSLC block of `die` with the least valid data.
