@@ -15,8 +15,8 @@ directories and charts.
 from ssdlab._core import __version__
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
-from ssdlab.procedures import hdtach, torture, used_vs_new, worst_case_wa
-from ssdlab.results import ConsistencyResult, HdtachResult, UsedVsNewResult, WorstCaseWaResult
+from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_case_wa
+from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
 from ssdlab import sweep  # a package you can call: ssdlab.sweep(spec, out)
 
@@ -24,6 +24,7 @@ __all__ = [
     "ConsistencyResult",
     "DriveConfig",
     "HdtachResult",
+    "SaturationResult",
     "Simulator",
     "SsdlabError",
     "StepResult",
@@ -34,6 +35,7 @@ __all__ = [
     "hdtach",
     "load_preset",
     "preset_names",
+    "saturation",
     "sweep",
     "torture",
     "used_vs_new",

@@ -80,5 +80,5 @@ class Simulator:
     def run_procedure(
         self, name: str, params_json: str, callback: Optional[_ProgressCallback] = None
     ) -> tuple[list[_StepOutput], str]:
-        """Runs a review procedure (``hdtach``, ``torture``, ``used-vs-new`` or ``wa``) with
+        """Runs a review procedure (``hdtach``, ``torture``, ``used-vs-new``, ``wa`` or ``saturation``) with
         parameters (JSON); returns ``(steps, summary_json)``."""

@@ -31,6 +31,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "CELL_TYPES",
     "GC_MODES",
     "GC_POLICIES",
     "STRIPINGS",
@@ -39,6 +40,7 @@ __all__ = [
     "Geometry",
     "HostInterface",
     "IdleGc",
+    "SlcCache",
     "Spread",
     "Timing",
     "load_preset",
@@ -51,6 +53,9 @@ GC_POLICIES: tuple[str, ...] = get_args(GcPolicyName)
 GcModeName = Literal["on-demand", "active", "clean-up-later"]
 GC_MODES: tuple[str, ...] = get_args(GcModeName)
 """When GC runs (`GcMode`)."""
+CellTypeName = Literal["slc", "mlc", "tlc", "qlc"]
+CELL_TYPES: tuple[str, ...] = get_args(CellTypeName)
+"""NAND cell types, 1 to 4 bits per cell (`CellType`)."""
 StripingName = Literal["dynamic", "round-robin"]
 STRIPINGS: tuple[str, ...] = get_args(StripingName)
 """How host pages are spread over dies (`Striping`)."""
@@ -149,6 +154,9 @@ class Geometry(_Model):
     bad_block_pct: float = _field(
         "geometry", "bad_block_pct", "Factory bad blocks: up to this percentage of each die's blocks, per die."
     )
+    cell: CellTypeName = _field(
+        "geometry", "cell", "NAND cell type (bits per cell in native mode): slc, mlc, tlc or qlc."
+    )
 
 
 class Spread(_Model):
@@ -178,6 +186,10 @@ class Timing(_Model):
     read_page_factors: List[float] = _field(
         "timing", "read_page_factors", "Read time per page type as multiples of read_us, cycling like the above."
     )
+    pslc_program_us: float = _field(
+        "timing", "pslc_program_us", "Page program in pSLC mode (one bit per cell), microseconds (typical)."
+    )
+    pslc_read_us: float = _field("timing", "pslc_read_us", "Page read in pSLC mode, microseconds (typical).")
     spread: Spread = Field(default_factory=Spread, description="How operation times vary.")
 
 
@@ -196,6 +208,19 @@ class IdleGc(_Model):
 
     delay_s: float = Field(description="Host idle time before idle GC starts, seconds.")
     duty: float = Field(description="Share of each die's time idle GC may use, in (0, 1].")
+
+
+class SlcCache(_Model):
+    """An SLC write cache: host writes go to blocks programmed one bit per cell while the cache has
+    room, and are folded into native blocks by GC and while idle. (The core requires `static_pct`
+    and `dynamic_share`; `idle_fold_delay_s` defaults to None.)"""
+
+    static_pct: float = Field(description="Static cache: pSLC data always room for, % of the user capacity.")
+    dynamic_share: float = Field(description="Dynamic cache: share of the free user space used as pSLC, 0..1.")
+    idle_fold_delay_s: Optional[float] = Field(
+        default=None,
+        description="Host idle time before the drive folds its cache, seconds; None: only when GC needs space."
+    )
 
 
 class FtlConfig(_Model):
@@ -224,6 +249,9 @@ class FtlConfig(_Model):
     striping: StripingName = _field("ftl", "striping", "How host pages are spread over dies.")
     idle_gc: Optional[IdleGc] = _field("ftl", "idle_gc", "Idle-time GC; None: nothing happens while idle.")
     compression: bool = _field("ftl", "compression", "Inline compression (SandForce DuraWrite-like).")
+    slc_cache: Optional[SlcCache] = _field(
+        "ftl", "slc_cache", "SLC write cache; None: every host write goes to native blocks."
+    )
 
 
 class DriveConfig(_Model):

@@ -24,6 +24,7 @@ __all__ = [
     "PASS_COLOURS",
     "consistency_figures",
     "hdtach_figure",
+    "saturation_figure",
     "used_vs_new_figure",
     "wa_figure",
 ]
@@ -336,4 +337,53 @@ def wa_figure(
     if note:  # supxlabel: the one figure text that constrained layout makes room for
         fig.supxlabel(textwrap.fill(note, 125), fontsize=9, color="#7a4b00", x=0.5, ha="center",
                       bbox={"boxstyle": "round,pad=0.4", "facecolor": "#fff7e6", "edgecolor": "#f0c36d"})
+    return fig
+
+
+# -- write saturation ------------------------------------------------------------------------------
+
+SATURATION_COLOURS = {"write": "#2563eb", "after idle": "#d97706"}
+
+
+def saturation_figure(curve: pd.DataFrame, summary: Mapping[str, Any], *, title: str, subtitle: str) -> Figure:
+    """The reviews' write-saturation chart: MB/s (y, from 0) against GB written (x) over the
+    whole-drive write, with the cache's end marked and the averages before and after it; the write
+    after idle, if any, as a second line from 0 GB (how much of the fast phase came back)."""
+    fig, ax = _new_figure(title, subtitle)
+    cache = summary.get("cache_gb")
+    for phase, colour in SATURATION_COLOURS.items():
+        rows = curve[curve["phase"].astype(str) == phase]
+        if rows.empty:
+            continue
+        x = np.concatenate([[0.0], rows["gb_written"].to_numpy(np.float64)])
+        y = rows["mb_s"].to_numpy(np.float64)
+        y = np.concatenate([y[:1], y])
+        if phase == "write":
+            label = f"whole-drive write: avg {_mb(float(summary['mb_s_average']))} MB/s"
+        else:
+            after = summary.get("mb_s_after_idle")
+            label = f"after {summary.get('idle_minutes', 0):g} min idle"
+            if after is not None:
+                label += f": avg {_mb(float(after))} MB/s, {float(summary.get('recovered_gb') or 0):,.1f} GB fast"
+        ax.step(x, y, where="pre", color=colour, linewidth=1.6, label=label, zorder=3 if phase == "write" else 4)
+    if cache is not None:
+        ax.axvline(float(cache), color="#64748b", linewidth=1.0, linestyle=(0, (4, 3)), zorder=2)
+        ax.annotate(
+            f"cache full after {float(cache):,.1f} GB\n{_mb(float(summary['mb_s_in_cache']))} → "
+            f"{_mb(float(summary['mb_s_after_cache'] or 0))} MB/s",
+            xy=(float(cache), float(summary["mb_s_in_cache"])),
+            xytext=(8, -4),
+            textcoords="offset points",
+            fontsize=8,
+            color="#334155",
+            va="top",
+        )
+    ax.set_xlim(0, float(summary["written_gb"]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
+    ax.set_xlabel("Data written (GB)")
+    ax.set_ylabel("Write speed (MB/s)")
+    _mb_s_axis(ax, float(curve["mb_s"].max()) if len(curve) else 1.0)
+    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False)
     return fig

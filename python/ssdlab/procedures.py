@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.results import HdtachResult, UsedVsNewResult, WorstCaseWaResult
+from ssdlab.results import HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
 from ssdlab.sizes import format_size, parse_size
 
@@ -30,12 +30,13 @@ __all__ = [
     "PROCEDURES",
     "hdtach",
     "procedure_steps",
+    "saturation",
     "torture",
     "used_vs_new",
     "worst_case_wa",
 ]
 
-PROCEDURES = ("hdtach", "torture", "used-vs-new", "wa")
+PROCEDURES = ("hdtach", "torture", "used-vs-new", "wa", "saturation")
 """The procedures' names, as the core and the command line spell them."""
 
 HDTACH_BLOCK_BYTES = 128 * 1024
@@ -138,6 +139,25 @@ def _wa_params(torture_minutes: Any, compressibility: Any) -> Dict[str, Any]:
     }
 
 
+_SATURATION_PATTERNS = ("sequential", "random")
+
+
+def _saturation_params(
+    pattern: Any, block_size: Any, qd: Any, fill_pct: Any, idle_minutes: Any, after_idle_pct: Any, points: Any
+) -> Dict[str, Any]:
+    if pattern not in _SATURATION_PATTERNS:
+        raise SsdlabError(f"the saturation pattern must be sequential or random, got {pattern!r}")
+    return {
+        "pattern": pattern,
+        "block_bytes": parse_size(block_size, what="block size"),
+        "queue_depth": _whole(qd, "queue depth"),
+        "fill_pct": _number(fill_pct, "fill percentage"),
+        "idle_minutes": _number(idle_minutes, "idle minutes"),
+        "after_idle_pct": _number(after_idle_pct, "after-idle percentage"),
+        "points": _whole(points, "points"),
+    }
+
+
 # -- the core's step lists, for progress bars ------------------------------------------------------
 
 
@@ -216,6 +236,11 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
         return steps
     if name == "wa":
         return _fill_and_torture(p["torture_minutes"])
+    if name == "saturation":
+        steps = [{"step": "secure_erase"}, _run("saturation:write")]
+        if p["idle_minutes"] > 0:
+            steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, _run("saturation:after idle")]
+        return steps
     raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
 
 
@@ -402,9 +427,46 @@ def worst_case_wa(
     )
 
 
+def saturation(
+    config: Config = None,
+    *,
+    pattern: str = "sequential",
+    block_size: Union[int, str] = 128 * 1024,
+    qd: int = 32,
+    fill_pct: float = 100.0,
+    idle_minutes: float = 0.0,
+    after_idle_pct: float = 10.0,
+    points: int = 200,
+    seed: int = 1,
+    progress: Progress = False,
+    label: Optional[str] = None,
+) -> SaturationResult:
+    """Write saturation, the reviews' whole-drive write: secure erase, then `fill_pct` percent of the
+    drive (default all of it) written once in `block_size` requests at queue depth `qd`, in order
+    (`pattern` ``"sequential"``, AnandTech's 128 KiB QD32) or every block once in random order
+    (``"random"``), recording MB/s against GB written in `points` points. On a drive with an SLC
+    cache the speed falls off a cliff where the cache runs out: ``cache_gb`` is the GB written before
+    it first fell below half the initial speed.
+
+    With `idle_minutes` > 0: then that much idle time (the drive folds its cache) and a second
+    sequential write of `after_idle_pct` percent of the drive from its start, showing how much of
+    the fast phase came back (``mb_s_after_idle``, ``recovered_gb``). The default label is
+    ``"<drive> · write saturation"``.
+    """
+    cfg = _resolve_config(config)
+    params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points)
+    seed = _check_seed(seed)
+    steps, core, wall = _execute("saturation", cfg, params, seed, progress)
+    return SaturationResult.from_run(
+        label=label if label is not None else f"{cfg.name} · write saturation",
+        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
+    )
+
+
 _PROCEDURES: Dict[str, Tuple[Any, Any]] = {
     "hdtach": (hdtach, _hdtach_params),
     "torture": (torture, _torture_params),
     "used-vs-new": (used_vs_new, _used_vs_new_params),
     "wa": (worst_case_wa, _wa_params),
+    "saturation": (saturation, _saturation_params),
 }

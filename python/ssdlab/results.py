@@ -36,6 +36,8 @@ __all__ = [
     "CONSISTENCY_FILES",
     "HDTACH_COLUMNS",
     "HDTACH_FILES",
+    "SATURATION_COLUMNS",
+    "SATURATION_FILES",
     "IOPS_COLUMNS",
     "SERIES_COLUMNS",
     "SUMMARY_KEYS",
@@ -44,6 +46,7 @@ __all__ = [
     "WA_FILES",
     "ConsistencyResult",
     "HdtachResult",
+    "SaturationResult",
     "UsedVsNewResult",
     "WorstCaseWaResult",
     "ResultStage",
@@ -100,6 +103,8 @@ HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
 USED_VS_NEW_COLUMNS = ("state", "mb_s", "iops")
 USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
 WA_FILES = ("summary.json", "wa.png")
+SATURATION_COLUMNS = ("phase", "gb_written", "mb_s")
+SATURATION_FILES = ("saturation.csv", "summary.json", "saturation.png")
 
 _MIB = 2**20
 
@@ -891,3 +896,123 @@ class WorstCaseWaResult(_ProcedureResult):
                 note=self.note(),
             )
         }
+
+
+class SaturationResult(_ProcedureResult):
+    """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
+    optionally a write after idle time (docs/results.md, section *saturation*).
+
+    Attributes:
+        curve: DataFrame ``phase, gb_written, mb_s``: one row per point of each write (``write``,
+            then ``after idle``); `gb_written` is the GB (10^9 bytes) written in that write at the
+            end of the point, `mb_s` the speed over the point.
+        summary: the figures of ``summary.json``: ``cache_gb`` (GB written before the speed first
+            fell below half the initial speed; None if it never did), ``mb_s_in_cache``,
+            ``mb_s_after_cache``, ``mb_s_after_idle``, ``recovered_gb``, ``user_capacity_bytes``, ...
+        config, steps: as for `HdtachResult`.
+    """
+
+    SCENARIOS = ("saturation",)
+    FILES = SATURATION_FILES
+
+    def __init__(
+        self,
+        curve: pd.DataFrame,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.curve = curve
+        super().__init__(summary, config=config, steps=steps)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        cache = "no cliff" if s["cache_gb"] is None else f"cache {s['cache_gb']:.1f} GB"
+        return f"<SaturationResult {self.label!r}: {cache}, {s['mb_s_in_cache']:.0f} MB/s in cache>"
+
+    @property
+    def cache_gb(self) -> Optional[float]:
+        """GB written before the speed first fell below half the initial speed (None: never)."""
+        v = self.summary["cache_gb"]
+        return None if v is None else float(v)
+
+    @classmethod
+    def from_run(
+        cls,
+        *,
+        label: str,
+        config: DriveConfig,
+        steps: List[StepResult],
+        core_summary: Dict[str, Any],
+        params: Dict[str, Any],
+        seed: int,
+        wall_seconds: float,
+    ) -> SaturationResult:
+        """Assembles the result of a finished run (see `ssdlab.procedures.saturation`)."""
+        frames = []
+        for phase, key in (("write", "curve"), ("after idle", "after_idle_curve")):
+            points = core_summary[key]
+            if points:
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "phase": phase,
+                            "gb_written": [float(p["gb_written"]) for p in points],
+                            "mb_s": [float(p["mb_s"]) for p in points],
+                        }
+                    )
+                )
+        if not frames:
+            raise SsdlabError("the saturation run returned no curve")
+        curve = pd.concat(frames, ignore_index=True)
+        summary = procedure_summary(
+            scenario="saturation", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
+        )
+        cache = config.ftl.slc_cache
+        summary["cell"] = config.geometry.cell
+        summary["slc_cache"] = None if cache is None else cache.model_dump()
+        for key in (
+            "written_gb",
+            "cache_gb",
+            "mb_s_initial",
+            "mb_s_in_cache",
+            "mb_s_after_cache",
+            "mb_s_average",
+            "mb_s_after_idle",
+            "recovered_gb",
+            "write_amplification",
+            "slc_written_gb",
+            "folded_gb",
+        ):
+            summary[key] = core_summary[key]
+        summary["user_capacity_bytes"] = core_summary["user_capacity_bytes"]
+        return cls(curve, _plain(summary), config=config, steps=steps)
+
+    @classmethod
+    def load(cls, directory: PathLike) -> SaturationResult:
+        """Reads a saved saturation result directory back (without its config and steps)."""
+        d = Path(directory)
+        summary = _read_summary(d, cls.SCENARIOS)
+        curve = _read_csv(d, "saturation.csv", SATURATION_COLUMNS)
+        curve["phase"] = curve["phase"].astype(str)
+        return cls(curve, summary)
+
+    def subtitle(self) -> str:
+        s = self.summary
+        what = "sequential" if s.get("pattern", "sequential") == "sequential" else "random"
+        how = f"{format_size(int(s['block_bytes']))} {what} writes at QD{s['queue_depth']} over "
+        how += "the whole drive" if s.get("fill_pct", 100) >= 100 else f"{s['fill_pct']:g}% of the drive"
+        if s.get("idle_minutes"):
+            how += f", {s['idle_minutes']:g} min idle, then {s['after_idle_pct']:g}% again"
+        return _subtitle(s, how)
+
+    def charts(self) -> Dict[str, Figure]:
+        """``saturation.png``: MB/s against GB written, the cliff and the write after idle."""
+        from ssdlab.plots import saturation_figure
+
+        figure = saturation_figure(self.curve, self.summary, title=self.label, subtitle=self.subtitle())
+        return {"saturation.png": figure}
+
+    def _write_frames(self, staging: Path) -> None:
+        self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")

@@ -11,7 +11,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use pyo3::prelude::*;
 use ssdlab::scenario::{
-    run_steps, Consistency, HdTach, Procedure, Step, StepResult, Torture, UsedVsNew, WorstCaseWa,
+    run_steps, Consistency, HdTach, Procedure, Saturation, Step, StepResult, Torture, UsedVsNew,
+    WorstCaseWa,
 };
 use ssdlab::{presets, Drive, DriveConfig};
 
@@ -273,7 +274,7 @@ impl Simulator {
         Ok((results, summary.expect("a consistency run has a summary")))
     }
 
-    /// Runs a review procedure (`hdtach`, `torture`, `used-vs-new` or `wa`) with parameters
+    /// Runs a review procedure (`hdtach`, `torture`, `used-vs-new`, `wa` or `saturation`) with parameters
     /// (JSON); returns `(steps, summary_json)`.
     #[pyo3(signature = (name, params_json, callback=None))]
     fn run_procedure(
@@ -289,9 +290,10 @@ impl Simulator {
             "torture" => self.procedure::<Torture>(py, name, params_json, callback)?,
             "used-vs-new" => self.procedure::<UsedVsNew>(py, name, params_json, callback)?,
             "wa" => self.procedure::<WorstCaseWa>(py, name, params_json, callback)?,
+            "saturation" => self.procedure::<Saturation>(py, name, params_json, callback)?,
             other => {
                 return Err(SsdlabError::new_err(format!(
-                    "unknown procedure '{other}'; choose hdtach, torture, used-vs-new or wa"
+                    "unknown procedure '{other}'; choose hdtach, torture, used-vs-new, wa or saturation"
                 )))
             }
         };

@@ -3,13 +3,14 @@
 //! ```text
 //! cargo run --release -p ssdlab --example scenario -- PRESET PROCEDURE [PARAMS_JSON] [CAPACITY_GB] [SEED]
 //! ```
-//! PROCEDURE is consistency, hdtach, torture, used-vs-new or wa; PARAMS_JSON overrides its
+//! PROCEDURE is consistency, hdtach, torture, used-vs-new, wa or saturation; PARAMS_JSON overrides its
 //! parameters (e.g. '{"torture_minutes": 60}').
 
 use std::time::Instant;
 
 use ssdlab::scenario::{
-    run_steps, Consistency, HdTach, Procedure, Step, StepResult, Torture, UsedVsNew, WorstCaseWa,
+    run_steps, Consistency, HdTach, Procedure, Saturation, Step, StepResult, Torture, UsedVsNew,
+    WorstCaseWa,
 };
 use ssdlab::{presets, Drive};
 
@@ -54,6 +55,7 @@ fn main() {
         "torture" => run_procedure::<Torture>(params, user, &mut run),
         "used-vs-new" => run_procedure::<UsedVsNew>(params, user, &mut run),
         "wa" => run_procedure::<WorstCaseWa>(params, user, &mut run),
+        "saturation" => run_procedure::<Saturation>(params, user, &mut run),
         other => panic!("unknown procedure {other}"),
     };
     let mut v = summary;
@@ -68,6 +70,12 @@ fn main() {
                     .collect();
                 *c = keep;
             }
+        }
+    }
+    // A saturation curve: every tenth point.
+    for key in ["curve", "after_idle_curve"] {
+        if let Some(c) = v.get_mut(key).and_then(|c| c.as_array_mut()) {
+            *c = c.iter().step_by(10).cloned().collect();
         }
     }
     println!("{}", serde_json::to_string(&v).unwrap());

@@ -62,6 +62,40 @@ pub struct Geometry {
     /// drawn from the seed (datasheets guarantee ~98 % valid blocks). They come out of the
     /// spare area, so dies differ a little in over-provisioning.
     pub bad_block_pct: f64,
+    /// Bits stored per cell in native mode (SLC 1, MLC 2, TLC 3, QLC 4). A block programmed in
+    /// pSLC mode (see [`SlcCache`]) holds one bit per cell: a `1 / bits` share of its pages.
+    pub cell: CellType,
+}
+
+/// NAND cell type: how many bits a cell stores in native mode.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellType {
+    Slc,
+    Mlc,
+    Tlc,
+    Qlc,
+}
+
+impl CellType {
+    /// Bits per cell in native mode.
+    pub fn bits(self) -> u32 {
+        match self {
+            CellType::Slc => 1,
+            CellType::Mlc => 2,
+            CellType::Tlc => 3,
+            CellType::Qlc => 4,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CellType::Slc => "slc",
+            CellType::Mlc => "mlc",
+            CellType::Tlc => "tlc",
+            CellType::Qlc => "qlc",
+        }
+    }
 }
 
 /// NAND and bus timing (2013-class 25 nm MLC by default; see `docs/parameters.md`).
@@ -81,6 +115,11 @@ pub struct Timing {
     pub program_page_factors: Vec<f64>,
     /// Read time of each page type as a multiple of `read_us`, cycling like the program factors.
     pub read_page_factors: Vec<f64>,
+    /// Page program in pSLC mode (one bit per cell; every page alike). Only a drive with an SLC
+    /// cache programs pSLC blocks.
+    pub pslc_program_us: f64,
+    /// Page read in pSLC mode.
+    pub pslc_read_us: f64,
     /// How operation times vary around their typical values (log-normal spreads).
     pub spread: Spread,
 }
@@ -148,6 +187,27 @@ pub struct FtlConfig {
     /// Inline compression (SandForce DuraWrite-like): writes take `compressibility` of their
     /// size in NAND, in 512-byte sectors.
     pub compression: bool,
+    /// SLC write cache (host writes go to blocks programmed in pSLC mode first, and are folded
+    /// into native blocks later); absent: every host write goes to native blocks.
+    pub slc_cache: Option<SlcCache>,
+}
+
+/// An SLC write cache: host pages go to blocks programmed one bit per cell (fast, a `1 / bits`
+/// share of the block's capacity) while the cache has room; beyond it they go straight to native
+/// blocks. Cached data is folded (copied) into native blocks by GC when free blocks run low, and
+/// while the host is idle. See `ftl/slc_cache.rs` and `docs/parameters.md`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCache {
+    /// Static cache: pSLC data the drive always has room for, as a percentage of the user
+    /// capacity (its blocks come out of the spare area).
+    pub static_pct: f64,
+    /// Dynamic cache: the share of the free user space (not holding native data) the firmware
+    /// may program in pSLC mode; 1 uses all of it (a cache of free space / bits), 0 none.
+    pub dynamic_share: f64,
+    /// Host idle time after which the drive folds its cached data into native blocks, in
+    /// seconds; absent: it folds only when GC needs the space.
+    pub idle_fold_delay_s: Option<f64>,
 }
 
 /// When garbage collection runs.
@@ -252,6 +312,7 @@ impl Default for Geometry {
             pages_per_block: 256,
             page_bytes: 8192,
             bad_block_pct: 1.0,
+            cell: CellType::Mlc,
         }
     }
 }
@@ -269,6 +330,9 @@ impl Default for Timing {
             channel_mb_s: 200.0,
             program_page_factors: vec![2.0 * 850.0 / 3150.0, 2.0 * 2300.0 / 3150.0],
             read_page_factors: vec![2.0 * 48.0 / 112.0, 2.0 * 64.0 / 112.0],
+            // pSLC on this MLC: the lower page's program and read (one bit per cell).
+            pslc_program_us: 2.0 * 850.0 / 3150.0 * 1300.0,
+            pslc_read_us: 2.0 * 48.0 / 112.0 * 50.0,
             spread: Spread::default(),
         }
     }
@@ -324,6 +388,7 @@ impl Default for FtlConfig {
             striping: Striping::Dynamic,
             idle_gc: None,
             compression: false,
+            slc_cache: None,
         }
     }
 }
@@ -418,6 +483,58 @@ fn at_least(name: &str, value: u32, min: u32) -> Result<()> {
     }
 }
 
+/// The SLC cache's settings against the drive they belong to.
+fn validate_slc_cache(cfg: &DriveConfig, c: &SlcCache) -> Result<()> {
+    let bits = cfg.geometry.cell.bits();
+    if bits < 2 {
+        return Err(Error::Config(
+            "ftl.slc_cache needs a multi-bit cell (geometry.cell mlc, tlc or qlc): an SLC drive has no pSLC mode to cache in; \
+             remove [ftl.slc_cache] or change the cell type"
+                .into(),
+        ));
+    }
+    if cfg.geometry.pages_per_block < bits {
+        return Err(Error::Config(format!(
+            "ftl.slc_cache: a pSLC block holds pages_per_block / {bits} pages, so geometry.pages_per_block must be at least {bits}, got {}",
+            cfg.geometry.pages_per_block
+        )));
+    }
+    if cfg.ftl.compression {
+        return Err(Error::Config(
+            "ftl.slc_cache and ftl.compression cannot be combined (ssdlab models either); turn one off".into(),
+        ));
+    }
+    if !(c.static_pct.is_finite() && (0.0..=50.0).contains(&c.static_pct)) {
+        return Err(Error::Config(format!(
+            "ftl.slc_cache.static_pct must be within 0..50 (percent of the user capacity), got {}",
+            readable(c.static_pct)
+        )));
+    }
+    if !(c.dynamic_share.is_finite() && (0.0..=1.0).contains(&c.dynamic_share)) {
+        return Err(Error::Config(format!(
+            "ftl.slc_cache.dynamic_share must be within 0..1 (share of the free user space used as pSLC), got {}",
+            readable(c.dynamic_share)
+        )));
+    }
+    if c.static_pct == 0.0 && c.dynamic_share == 0.0 {
+        return Err(Error::Config(
+            "ftl.slc_cache has neither a static part (static_pct) nor a dynamic one (dynamic_share); \
+             give one of them a positive value or remove [ftl.slc_cache]"
+                .into(),
+        ));
+    }
+    if let Some(delay) = c.idle_fold_delay_s {
+        if !(delay.is_finite() && (0.0..=limits::MAX_SCHEDULED_SECONDS).contains(&delay)) {
+            return Err(Error::Config(format!(
+                "ftl.slc_cache.idle_fold_delay_s must be from 0 to {:e} seconds, got {}",
+                limits::MAX_SCHEDULED_SECONDS,
+                readable(delay)
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl DriveConfig {
     /// Parses a TOML document (a preset or a user's drive file) over the defaults.
     pub fn from_toml(text: &str) -> Result<DriveConfig> {
@@ -458,6 +575,8 @@ impl DriveConfig {
         op_time("timing.read_us", t.read_us)?;
         op_time("timing.program_us", t.program_us)?;
         op_time("timing.erase_us", t.erase_us)?;
+        op_time("timing.pslc_program_us", t.pslc_program_us)?;
+        op_time("timing.pslc_read_us", t.pslc_read_us)?;
         bandwidth("timing.channel_mb_s", t.channel_mb_s)?;
         for (name, factors) in [
             ("timing.program_page_factors", &t.program_page_factors),
@@ -547,6 +666,9 @@ impl DriveConfig {
                 )));
             }
         }
+        if let Some(cache) = &f.slc_cache {
+            validate_slc_cache(self, cache)?;
+        }
         let layout = Layout::new(self)?;
         let min_buffer = 2 * layout.units_per_program as u64 * UNIT_BYTES / 1024;
         if u64::from(h.write_buffer_kib) < min_buffer {
@@ -562,14 +684,22 @@ impl DriveConfig {
         } else {
             f.gc_high_free_blocks
         };
-        let needed = f64::from(reserve + 3);
+        let static_blocks = f.slc_cache.as_ref().map_or(0, |c| {
+            crate::nand::cell::static_cache_blocks(&layout, g, c.static_pct)
+        });
+        let needed = f64::from(reserve + 3 + static_blocks);
         let spare = layout.spare_blocks_per_die()
             - (f64::from(g.blocks_per_plane) * g.bad_block_pct / 100.0).floor();
         if spare < needed {
             return Err(Error::Config(format!(
                 "over-provisioning of {:.2}% leaves {spare:.1} spare blocks per die, but GC needs at least {needed} \
-                 (its free-block reserve + 3); raise --op or use a drive with more blocks per die",
-                f.op * 100.0
+                 (its free-block reserve + 3{}); raise --op or use a drive with more blocks per die",
+                f.op * 100.0,
+                if static_blocks > 0 {
+                    format!(" + {static_blocks} for the static SLC cache")
+                } else {
+                    String::new()
+                }
             )));
         }
         Ok(layout)
@@ -604,9 +734,20 @@ impl DriveConfig {
         let natural = (physical_needed / (plane_pages * design_blocks)).floor();
         let fewest_blocks =
             (physical_needed / (plane_pages * f64::from(MIN_BLOCKS_PER_PLANE))).floor();
-        let pages = natural
+        let mut pages = natural
             .max(fewest_blocks.min(f64::from(SMALL_DRIVE_PAGES_PER_BLOCK)))
             .clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
+        if self.ftl.slc_cache.is_some() {
+            // A pSLC block holds pages / bits pages: keep whole word lines, so the cache holds
+            // exactly a `1 / bits` share of a block at every capacity.
+            let bits = f64::from(g.cell.bits());
+            let rounded = (pages / bits).floor() * bits;
+            pages = if rounded >= f64::from(MIN_PAGES_PER_BLOCK) {
+                rounded
+            } else {
+                (f64::from(MIN_PAGES_PER_BLOCK) / bits).ceil() * bits
+            };
+        }
         let blocks_per_plane = (physical_needed / (plane_pages * pages)).ceil();
         if blocks_per_plane < f64::from(MIN_BLOCKS_PER_PLANE) {
             let min_user =
@@ -730,6 +871,55 @@ mod tests {
         assert!(err.contains("spare blocks per die"), "{err}");
         cfg.ftl.op = 0.0;
         assert!(cfg.validate().unwrap_err().to_string().contains("above 0"));
+    }
+
+    #[test]
+    fn slc_cache_settings_are_checked_against_the_drive() {
+        let cached = |cell: &str, cache: &str| {
+            DriveConfig::from_toml(&format!(
+                "[geometry]\ncell = \"{cell}\"\n[ftl.slc_cache]\n{cache}\n"
+            ))
+            .and_then(|c| c.validate())
+            .err()
+            .map(|e| e.to_string())
+        };
+        let ok = "static_pct = 1.0\ndynamic_share = 0.5";
+        assert_eq!(cached("tlc", ok), None);
+        assert!(cached("slc", ok).unwrap().contains("multi-bit cell"));
+        assert!(cached("tlc", "static_pct = 0\ndynamic_share = 1.5")
+            .unwrap()
+            .contains("dynamic_share must be within 0..1"));
+        assert!(cached("tlc", "static_pct = 0\ndynamic_share = 0")
+            .unwrap()
+            .contains("neither a static part"));
+        assert!(cached("tlc", "static_pct = 60\ndynamic_share = 0")
+            .unwrap()
+            .contains("static_pct must be within 0..50"));
+        // A static cache comes out of the spare area: 7 % OP cannot hold 5 % of pSLC blocks.
+        assert!(cached("qlc", "static_pct = 5\ndynamic_share = 0")
+            .unwrap()
+            .contains("for the static SLC cache"));
+        assert!(cached(
+            "tlc",
+            "static_pct = 1\ndynamic_share = 0.5\nidle_fold_delay_s = -1"
+        )
+        .unwrap()
+        .contains("idle_fold_delay_s"));
+    }
+
+    #[test]
+    fn scaled_cache_drives_keep_whole_word_lines() {
+        let mut cfg = DriveConfig::default();
+        cfg.geometry.cell = CellType::Tlc;
+        cfg.ftl.slc_cache = Some(SlcCache {
+            static_pct: 0.0,
+            dynamic_share: 1.0,
+            idle_fold_delay_s: None,
+        });
+        for gb in [8u64, 16, 64] {
+            let scaled = cfg.with_user_capacity(gb * 1_000_000_000).unwrap();
+            assert_eq!(scaled.geometry.pages_per_block % 3, 0, "{gb} GB");
+        }
     }
 
     #[test]

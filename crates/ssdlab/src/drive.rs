@@ -190,6 +190,16 @@ impl Drive {
             }
         }
         let ftl = Ftl::new(config, layout.clone(), seed);
+        // Idle work starts after the shorter of the idle-GC and SLC-fold delays.
+        let idle_gc_delay = config
+            .ftl
+            .idle_gc
+            .as_ref()
+            .map(|i| SimTime((i.delay_s * crate::units::NS_PER_SEC as f64).round() as u64));
+        let idle_delay = match (idle_gc_delay, ftl.idle_fold_delay()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         Ok(Drive {
             config: config.clone(),
             buffer: WriteBuffer::new(layout.buffer_units),
@@ -199,11 +209,7 @@ impl Drive {
             now: SimTime::ZERO,
             floor: SimTime::ZERO,
             last_ack: SimTime::ZERO,
-            idle_delay: config
-                .ftl
-                .idle_gc
-                .as_ref()
-                .map(|i| SimTime((i.delay_s * crate::units::NS_PER_SEC as f64).round() as u64)),
+            idle_delay,
         })
     }
 

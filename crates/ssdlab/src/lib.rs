@@ -49,7 +49,7 @@ pub mod theory;
 pub mod units;
 pub mod workload;
 
-pub use config::{DriveConfig, GcMode, GcPolicy, IdleGc, Striping};
+pub use config::{CellType, DriveConfig, GcMode, GcPolicy, IdleGc, SlcCache, Striping};
 pub use drive::{Drive, Io, IoKind};
 pub use error::{Error, Result};
 pub use units::{SimTime, UNIT_BYTES};

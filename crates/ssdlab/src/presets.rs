@@ -29,6 +29,14 @@ const PRESETS: &[(&str, &str)] = &[
         "compressing",
         include_str!("../../../configs/drives/compressing.toml"),
     ),
+    (
+        "tlc-dynamic-cache",
+        include_str!("../../../configs/drives/tlc-dynamic-cache.toml"),
+    ),
+    (
+        "qlc-hybrid-cache",
+        include_str!("../../../configs/drives/qlc-hybrid-cache.toml"),
+    ),
 ];
 
 /// The default preset.

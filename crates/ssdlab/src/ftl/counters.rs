@@ -24,6 +24,10 @@ pub struct Counters {
     pub gc_victims: u64,
     /// Sum, over host unit writes, of the drive's free blocks at that moment.
     pub free_block_samples_sum: u64,
+    /// Host units programmed into pSLC blocks (SLC cache), and units folded out of them into
+    /// native blocks (part of `gc_write_units`).
+    pub slc_write_units: u64,
+    pub slc_folded_units: u64,
 }
 
 /// What the per-interval series reads after every request: the host units written so far, and
@@ -49,6 +53,8 @@ impl Counters {
             erases: self.erases - earlier.erases,
             gc_victims: self.gc_victims - earlier.gc_victims,
             free_block_samples_sum: self.free_block_samples_sum - earlier.free_block_samples_sum,
+            slc_write_units: self.slc_write_units - earlier.slc_write_units,
+            slc_folded_units: self.slc_folded_units - earlier.slc_folded_units,
         }
     }
 

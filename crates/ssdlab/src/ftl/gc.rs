@@ -467,7 +467,8 @@ impl Ftl {
         now: SimTime,
     ) {
         let xfer = self.xfer_time(slots);
-        let t_read = self.times.read(block, page);
+        let t_read = self.read_time(block, page);
+        self.count_fold(block, slots);
         self.timelines.read(die, now, t_read, xfer);
         self.counters.gc_page_reads += 1;
     }

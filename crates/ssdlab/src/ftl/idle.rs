@@ -7,8 +7,10 @@ use crate::error::Result;
 use crate::units::{Lpn, SimTime, NS_PER_SEC, UNMAPPED};
 
 impl Ftl {
-    /// The host is idle from `from` to `to`: run idle GC if the drive has it.
+    /// The host is idle from `from` to `to`: fold the SLC cache and run idle GC, if the drive
+    /// does either.
     pub fn idle(&mut self, from: SimTime, to: SimTime) -> Result<()> {
+        self.fold_idle(from, to)?;
         let Some(cfg) = self.idle_gc.clone() else {
             return Ok(());
         };

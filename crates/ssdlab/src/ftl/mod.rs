@@ -18,6 +18,7 @@ mod die_shares;
 mod gc;
 mod idle;
 mod mapping;
+mod slc_cache;
 mod worklog;
 
 use die_shares::DieShares;
@@ -26,6 +27,7 @@ use std::collections::VecDeque;
 
 pub use counters::{Counters, Tally};
 pub use mapping::Mapping;
+pub use slc_cache::SlcState;
 pub use worklog::Work;
 
 use crate::config::{DriveConfig, GcMode, IdleGc, Striping};
@@ -142,6 +144,10 @@ pub struct Ftl {
     idle_ready: Vec<SimTime>,
     scratch: Vec<Ppa>,
     audit: Option<audit::Audit>,
+    /// The SLC write cache, if the drive has one (`slc_cache.rs`).
+    slc: Option<Box<slc_cache::SlcCache>>,
+    /// Per die: the slots its open host block holds (a pSLC block holds fewer).
+    host_cap: Vec<u32>,
 }
 
 /// Each die's high watermark: the configured one, one block lower or higher at random (from
@@ -254,8 +260,16 @@ impl Ftl {
             idle_ready: vec![SimTime::ZERO; dies],
             scratch: Vec::with_capacity(block_slots as usize),
             audit: None,
+            slc: cfg
+                .ftl
+                .slc_cache
+                .as_ref()
+                .map(|c| Box::new(slc_cache::SlcCache::new(cfg, c, &layout))),
+            host_cap: vec![block_slots; dies],
             layout,
         };
+        ftl.times
+            .set_pslc(cfg.timing.pslc_program_us, cfg.timing.pslc_read_us);
         ftl.reset_blocks();
         ftl
     }
@@ -274,6 +288,7 @@ impl Ftl {
         let mut c = self.counters;
         c.nand_write_units = self.nand_write_slots / u64::from(self.slots_per_unit);
         c.gc_write_units = self.gc_write_slots / u64::from(self.slots_per_unit);
+        (c.slc_write_units, c.slc_folded_units) = self.slc_counts();
         c
     }
 
@@ -356,6 +371,7 @@ impl Ftl {
         self.stall = None;
         self.defrag_cursor = 0;
         self.policy.reset();
+        self.slc_reset();
     }
 
     /// Erases every block and forgets every mapping. Each die erases its blocks one after another
@@ -450,7 +466,7 @@ impl Ftl {
         };
         let mut done = None;
         let f = self.frontiers[Stream::Host as usize][die as usize];
-        if f.block == NONE || f.used + slots > self.block_slots {
+        if f.block == NONE || f.used + slots > self.host_cap[die as usize] {
             if f.block != NONE {
                 // The write does not fit: program the partial page and close the block.
                 if let Some(t) = self.close_frontier(Stream::Host, die, now) {
@@ -458,6 +474,7 @@ impl Ftl {
                 }
             }
             let block = self.alloc_for_host(die, now)?;
+            self.open_host_block(die, block, now);
             self.frontiers[Stream::Host as usize][die as usize] = Frontier {
                 block,
                 next: 0,
@@ -543,7 +560,7 @@ impl Ftl {
             None => f.used / self.page_slots - 1,
         };
         self.program_page(die, f.block, page, now, self.page_slots, 0);
-        if f.used == self.block_slots {
+        if f.used == self.host_cap[d] {
             self.close(die, f.block);
             self.frontiers[Stream::Host as usize][d] = Frontier::CLOSED;
         }
@@ -625,7 +642,12 @@ impl Ftl {
         };
         self.blocks.entries[b] = f.next + 1;
         self.blocks.used[b] = used;
-        if used == self.block_slots {
+        let cap = if stream == Stream::Host {
+            self.host_cap[die as usize]
+        } else {
+            self.block_slots
+        };
+        if used == cap {
             self.close(die, f.block);
             self.frontiers[stream as usize][die as usize] = Frontier::CLOSED;
         }
@@ -660,7 +682,7 @@ impl Ftl {
         slots: u32,
         gc: u32,
     ) -> SimTime {
-        let t = self.times.program(block, page);
+        let t = self.program_time(block, page, slots, gc);
         let done = self
             .timelines
             .program(die, now, self.layout.t_xfer_program, t);
@@ -709,7 +731,7 @@ impl Ftl {
         let block = self.block_of(ppa);
         let die = self.layout.die_of_block(block);
         let xfer = self.xfer_time(self.slot_size(ppa));
-        let t_read = self.times.read(block, self.page_of(block, ppa) as u32);
+        let t_read = self.read_time(block, self.page_of(block, ppa) as u32);
         Ok(self.timelines.read(die, now, t_read, xfer))
     }
 
@@ -786,5 +808,6 @@ impl Ftl {
         }
         self.free[die as usize].push_back(block);
         self.free_total += 1;
+        self.slc_erased(die, block);
     }
 }

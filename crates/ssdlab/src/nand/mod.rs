@@ -4,6 +4,7 @@
 
 mod blocks;
 pub mod calendar;
+pub mod cell;
 mod geometry;
 mod op_times;
 mod timeline;

@@ -40,6 +40,9 @@ pub struct OpTimes {
     rng: Xoshiro256PlusPlus,
     /// Mean program factor over dies, blocks and operations (page types average to their mean).
     mean_program_factor: f64,
+    /// Typical pSLC program and read times in ns (one bit per cell; see `nand/cell.rs`).
+    pslc_program_ns: f64,
+    pslc_read_ns: f64,
 }
 
 /// The inverse normal CDF (Acklam's rational approximation, relative error < 1.2e-9).
@@ -165,7 +168,39 @@ impl OpTimes {
             mean_program_factor: lognormal_mean(spread.die_sigma)
                 * lognormal_mean(spread.block_sigma)
                 * lognormal_mean(spread.program_sigma),
+            pslc_program_ns: program_us * 1000.0,
+            pslc_read_ns: read_us * 1000.0,
         }
+    }
+
+    /// Sets the typical pSLC program and read times (a drive with an SLC cache).
+    pub fn set_pslc(&mut self, program_us: f64, read_us: f64) {
+        self.pslc_program_ns = program_us * 1000.0;
+        self.pslc_read_ns = read_us * 1000.0;
+    }
+
+    /// Time to program a page of `block` in pSLC mode: every page alike, with the block's and the
+    /// operation's spread of a native program, capped like them.
+    #[inline]
+    pub fn program_pslc(&mut self, block: u32) -> SimTime {
+        let typ = self.pslc_program_ns;
+        let t = typ * f64::from(self.block_program[block as usize]) * self.noise(0);
+        let cap = self.program_cap[0] / self.program_ns[0] * typ;
+        SimTime(t.min(cap) as u64)
+    }
+
+    /// Time to read a page of `block` programmed in pSLC mode.
+    #[inline]
+    pub fn read_pslc(&self, block: u32) -> SimTime {
+        let die = (block / self.blocks_per_die) as usize;
+        let typ = self.pslc_read_ns;
+        let cap = self.read_cap[0] / self.read_ns[0] * typ;
+        SimTime((typ * f64::from(self.die_read[die])).min(cap) as u64)
+    }
+
+    /// Mean time of a pSLC page program, in ns (typical × the mean spread factors).
+    pub fn mean_pslc_program_ns(&self) -> f64 {
+        self.pslc_program_ns * self.mean_program_factor
     }
 
     #[inline]

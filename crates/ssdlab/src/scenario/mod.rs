@@ -3,12 +3,14 @@
 
 mod consistency;
 mod hdtach;
+mod saturation;
 mod torture;
 mod used_vs_new;
 mod wa;
 
 pub use consistency::{burst_seconds, Consistency, ConsistencySummary, LatencySummary};
 pub use hdtach::{summarize_passes, HdTach, HdTachSummary, PassSummary};
+pub use saturation::{CurvePoint, Saturation, SaturationSummary};
 pub use torture::{Torture, TortureSummary};
 pub use used_vs_new::{UsedVsNew, UsedVsNewSummary};
 pub use wa::{WorstCaseWa, WorstCaseWaSummary};

@@ -6,6 +6,7 @@ mod hardening;
 mod invariants;
 mod personalities;
 mod shape;
+mod slc_cache;
 mod support;
 mod theory;
 mod throughput;

@@ -214,7 +214,14 @@ fn trim_restores_every_preset_to_near_clean() {
             ..Torture::default()
         };
         let s = torture(preset, &t);
-        assert!(pct(&s, "after TRIM", "") > 95.0, "{preset}: {s:?}");
+        // A drive with an SLC cache writes its clean pass at pSLC speed into pre-erased blocks.
+        // After TRIM it first waits for the GC work the torture booked ahead (the dies are busy
+        // for about half a second), then erases each trimmed pSLC block as it reuses it: one
+        // erase per 1 / bits of a block's data, ~30 % of a QLC pSLC program's time (TLC 93 % of
+        // clean, QLC 85 %; with a minute of idle time before the TRIM, TLC 96 %).
+        let cached = presets::get(preset).unwrap().ftl.slc_cache.is_some();
+        let floor = if cached { 80.0 } else { 95.0 };
+        assert!(pct(&s, "after TRIM", "") > floor, "{preset}: {s:?}");
     }
 }
 

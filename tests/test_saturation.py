@@ -1,0 +1,135 @@
+"""Write saturation (``ssdlab.saturation``, ``SaturationResult``, ``ssdlab saturation``) on the
+presets of today's drives at 16 GB: the result directory, the cliff and its figures against the
+drive's cache settings, the recovery after idle, argument checks, and every other procedure
+running on the SLC-cache presets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ssdlab
+from ssdlab import procedures
+from ssdlab.cli import main
+from ssdlab.results import SATURATION_COLUMNS, SATURATION_FILES, SaturationResult
+
+CACHED = ("tlc-dynamic-cache", "qlc-hybrid-cache")
+SIZE = "16GB"
+SUMMARY_KEYS = {"cache_gb", "mb_s_in_cache", "mb_s_after_cache", "mb_s_after_idle", "user_capacity_bytes",
+                "recovered_gb", "written_gb", "mb_s_average", "write_amplification", "folded_gb", "slc_cache"}
+
+
+def _drive(name: str) -> ssdlab.DriveConfig:
+    return ssdlab.load_preset(name).with_user_capacity(SIZE)
+
+
+@pytest.mark.parametrize("name", CACHED)
+def test_the_cliff_is_where_the_cache_the_preset_describes_runs_out(name: str, tmp_path: Path) -> None:
+    cfg = _drive(name)
+    r = ssdlab.saturation(cfg, idle_minutes=2)
+    s = r.summary
+    assert SUMMARY_KEYS <= set(s)
+    cache = cfg.ftl.slc_cache
+    assert cache is not None
+    bits = {"tlc": 3, "qlc": 4}[cfg.geometry.cell]
+    expected = s["user_capacity_bytes"] / 1e9 * (cache.static_pct / 100 + cache.dynamic_share / bits)
+    assert r.cache_gb == pytest.approx(expected, rel=0.05)
+    assert s["mb_s_after_cache"] < s["mb_s_in_cache"] / 2
+    # A full drive has no dynamic cache: after idle only the static part comes back.
+    static_gb = s["user_capacity_bytes"] / 1e9 * cache.static_pct / 100
+    assert s["recovered_gb"] == pytest.approx(static_gb, abs=s["written_gb"] / 200 + 1e-9)
+    path = r.save(tmp_path / "sat")
+    assert {p.name for p in path.iterdir()} == set(SATURATION_FILES)
+    loaded = SaturationResult.load(path)
+    assert tuple(loaded.curve.columns) == SATURATION_COLUMNS
+    pd.testing.assert_frame_equal(loaded.curve, r.curve, check_exact=False, rtol=1e-9)
+    assert set(loaded.curve["phase"]) == {"write", "after idle"}
+    assert json.loads((path / "summary.json").read_text(encoding="utf-8"))["cache_gb"] == pytest.approx(r.cache_gb)
+
+
+def test_a_half_full_drive_recovers_a_smaller_dynamic_cache() -> None:
+    cfg = _drive("tlc-dynamic-cache")
+    r = ssdlab.saturation(cfg, fill_pct=50, idle_minutes=1, after_idle_pct=20)
+    s = r.summary
+    assert r.cache_gb is not None
+    # Folded during idle, the half-full drive's cache is half the empty drive's; the write after
+    # idle overwrites the start of the drive, so each GB it caches frees a GB of native data, and
+    # the cache grows by dynamic_share / bits of that: c = c0 + share * c / 3.
+    share = cfg.ftl.slc_cache.dynamic_share  # type: ignore[union-attr]
+    expected = r.cache_gb / 2 / (1 - share / 3)
+    assert s["recovered_gb"] == pytest.approx(expected, abs=s["written_gb"] / 200 + 1e-9)
+
+
+def test_without_a_cache_there_is_no_cliff() -> None:
+    r = ssdlab.saturation(ssdlab.load_preset("mlc-256").with_user_capacity(SIZE), pattern="random")
+    assert r.cache_gb is None and r.summary["mb_s_after_cache"] is None
+    assert r.summary["slc_written_gb"] == 0
+    assert "no cliff" in repr(r)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"pattern": "zigzag"}, "sequential or random"),
+        ({"fill_pct": 0}, "fill must be in"),
+        ({"fill_pct": 101}, "fill must be in"),
+        ({"idle_minutes": -1}, "idle minutes"),
+        ({"block_size": "3KiB"}, "4096"),
+        ({"points": 5}, "10 to 10000 points"),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(kwargs: dict, match: str) -> None:
+    with pytest.raises(ssdlab.SsdlabError, match=match) as err:
+        ssdlab.saturation(_drive("qlc-hybrid-cache"), **kwargs)
+    assert "\n" not in str(err.value)
+
+
+def test_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["saturation", "--drive", "qlc-hybrid-cache", "--capacity", SIZE, "--idle-minutes", "1",
+                 "--out", "s"]) == 0
+    out = capsys.readouterr().out
+    assert "fast for" in out and "after 1 min idle" in out
+    assert {p.name for p in (tmp_path / "s").iterdir()} == set(SATURATION_FILES)
+    for bad in (["--fill-pct", "0"], ["--pattern", "zigzag"], ["--report"], ["--block-size", "64MiB"]):
+        assert main(["saturation", "--drive", "qlc-hybrid-cache", "--capacity", SIZE, "--out", "x", *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") <= 2 and "Traceback" not in err, err
+        assert not (tmp_path / "x").exists()
+
+
+def test_the_plan_matches_the_core_steps() -> None:
+    cfg = _drive("tlc-dynamic-cache")
+    planned = procedures.procedure_steps("saturation", cfg, idle_minutes=1)
+    r = ssdlab.saturation(cfg, idle_minutes=1)
+    assert [s["step"] for s in planned] == [s.kind for s in r.steps]
+    assert [s.get("workload", {}).get("label", "") for s in planned] == [s.label for s in r.steps]
+
+
+@pytest.mark.parametrize("name", CACHED)
+def test_every_procedure_runs_on_the_slc_cache_presets(name: str) -> None:
+    cfg = _drive(name)
+    c = ssdlab.consistency(cfg, duration_s=20)
+    assert c.summary["scenario"] == "consistency"
+    t = ssdlab.torture(cfg, torture_minutes=0.5, idle_minutes=0.5)
+    assert [p["name"] for p in t.summary["passes"]][-1] == "after TRIM"
+    u = ssdlab.used_vs_new(cfg, duration_s=10)
+    assert len(u.summary["states"]) == 3
+    w = ssdlab.worst_case_wa(cfg, torture_minutes=0.5)
+    assert w.write_amplification >= 1.0
+
+
+def test_a_sweep_point_runs_saturation_like_the_function() -> None:
+    from ssdlab.sweep.execute import Task, run_point
+
+    spec = ssdlab.sweep.load_spec({"scenario": "saturation", "base": {"drive": "qlc-hybrid-cache", "capacity": SIZE},
+                                   "grid": {"fill_pct": [50]}})
+    point = spec.points[0]
+    outcome = run_point(Task(spec.scenario, point.name, point.prepared, point.label, ssdlab.__version__))
+    assert outcome.error is None
+    single = ssdlab.saturation(_drive("qlc-hybrid-cache"), fill_pct=50)
+    assert outcome.figures["cache_gb"] == pytest.approx(single.cache_gb, rel=1e-12)
+    assert set(SATURATION_FILES) <= set(outcome.files)
