@@ -121,7 +121,7 @@ impl Ftl {
         let c = self.slc.as_ref()?;
         let d = die as usize;
         let cached = i64::from(c.blocks[d]) * i64::from(c.block_slots);
-        let native = (self.die_data[d] - cached).max(0);
+        let native = (self.die_data.as_slice()[d] - cached).max(0);
         let free = (c.user_per_die - native).max(0);
         let dynamic = (c.dynamic_share * free as f64 / f64::from(self.block_slots)).floor();
         Some(c.static_blocks + dynamic as u32)
