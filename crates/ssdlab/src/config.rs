@@ -734,9 +734,16 @@ impl DriveConfig {
         let natural = (physical_needed / (plane_pages * design_blocks)).floor();
         let fewest_blocks =
             (physical_needed / (plane_pages * f64::from(MIN_BLOCKS_PER_PLANE))).floor();
-        let mut pages = natural
-            .max(fewest_blocks.min(f64::from(SMALL_DRIVE_PAGES_PER_BLOCK)))
-            .clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
+        // A drive with an SLC cache keeps its blocks per die at every size (smaller blocks): its
+        // cache and folding are shares of blocks, and a full cached drive with few blocks per die
+        // has none free to fold into while idle (the saturation tests at 16 GB). Its small-drive
+        // consistency charts are then flatter than the full-size drive's.
+        let floor = if self.ftl.slc_cache.is_some() {
+            natural
+        } else {
+            natural.max(fewest_blocks.min(f64::from(SMALL_DRIVE_PAGES_PER_BLOCK)))
+        };
+        let mut pages = floor.clamp(f64::from(MIN_PAGES_PER_BLOCK), f64::from(g.pages_per_block));
         if self.ftl.slc_cache.is_some() {
             // A pSLC block holds pages / bits pages: keep whole word lines, so the cache holds
             // exactly a `1 / bits` share of a block at every capacity.
