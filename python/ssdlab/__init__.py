@@ -19,11 +19,14 @@ from ssdlab.procedures import hdtach, torture, used_vs_new, worst_case_wa
 from ssdlab.results import ConsistencyResult, HdtachResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
 from ssdlab import sweep  # a package you can call: ssdlab.sweep(spec, out)
+from ssdlab import replay  # a package you can call: ssdlab.replay(trace, drive)
+from ssdlab.replay import ReplayResult
 
 __all__ = [
     "ConsistencyResult",
     "DriveConfig",
     "HdtachResult",
+    "ReplayResult",
     "Simulator",
     "SsdlabError",
     "StepResult",
@@ -34,6 +37,7 @@ __all__ = [
     "hdtach",
     "load_preset",
     "preset_names",
+    "replay",
     "sweep",
     "torture",
     "used_vs_new",

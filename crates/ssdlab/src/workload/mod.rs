@@ -3,11 +3,13 @@
 //! optional think time and rate limit, until a time, IO-count or byte limit.
 
 mod engine;
+mod replay;
 mod steady;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
+pub use replay::{Replay, ReplayOptions, ReplayResult, ReplayStats, Timing, TraceRequest};
 pub use steady::{SteadyCriterion, SteadyMetric, SteadyState};
 
 use crate::error::{Error, Result};
