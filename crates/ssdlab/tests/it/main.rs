@@ -5,6 +5,7 @@ mod determinism;
 mod hardening;
 mod invariants;
 mod personalities;
+mod replay;
 mod shape;
 mod support;
 mod theory;
