@@ -62,6 +62,9 @@ class StepResult:
     free_blocks: int
     interval_s: Optional[float] = None
     series: Optional[pd.DataFrame] = field(default=None, repr=False, compare=False)
+    members: List["StepResult"] = field(default_factory=list, repr=False, compare=False)
+    """For a ``run_together`` step: one result per job, in the order given (`phase` and `series`
+    are then all the jobs as one: IOs, bytes and series summed, latency distributions merged)."""
 
     @property
     def duration_s(self) -> float:
@@ -78,7 +81,15 @@ def _series_frame(raw: Dict[str, Any]) -> tuple[float, pd.DataFrame]:
 
 def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepResult:
     s = json.loads(json_text)
+    job_series = raw_series.pop("jobs", None) if raw_series is not None else None
     interval_s, frame = _series_frame(raw_series) if raw_series is not None else (None, None)
+    members = []
+    for phase, series in zip(s.get("phases", []), job_series or []):
+        _, member_frame = _series_frame(series)
+        members.append(StepResult(
+            index=s["index"], kind="run", label=phase["label"], start_s=phase["start_ns"] / NS_PER_S,
+            end_s=phase["end_ns"] / NS_PER_S, phase=phase, counters=s["counters_after"],
+            free_blocks=s["free_blocks_after"], interval_s=interval_s, series=member_frame))
     return StepResult(
         index=s["index"],
         kind=s["kind"],
@@ -90,6 +101,7 @@ def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepRe
         free_blocks=s["free_blocks_after"],
         interval_s=interval_s,
         series=frame,
+        members=members,
     )
 
 

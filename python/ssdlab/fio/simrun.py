@@ -16,6 +16,7 @@ says so, before anything runs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -175,14 +176,42 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
     results = sim.run_steps(steps, progress=progress)
     wall = time.perf_counter() - t0
     first = results[1].start_s if len(results) > 1 else 0.0
-    jobs = [JobResult(jp, results[i], results[i].start_s - first)
-            for jp, i in zip(plan.jobs, plan.measured_step_indices())]
+    jobs = _job_results(plan, results, first)
     notes = list(plan.notes)
+    if any(len(g) > 1 for g in plan.together):
+        notes.append("jobs that run at the same time share the drive: their WA, NAND writes and erases are the "
+                     "drive's over the time they ran together")
     for jp in plan.jobs:
         for n in jp.notes:
             if n not in notes:
                 notes.append(n)
     return FioRun(plan, config, seed, jobs, wall, notes, started_at)
+
+
+def _job_results(plan: FioPlan, results: List[StepResult], first: float) -> List[JobResult]:
+    """One result per job as fio reports it: each job (a clone is a job), or with
+    group_reporting one per group of jobs that ran together (their IOs summed, their latency
+    distributions merged)."""
+    indices = plan.measured_step_indices()
+    out: List[JobResult] = []
+    reported = set()
+    for k, jp in enumerate(plan.jobs):
+        step = results[indices[k]]
+        member = plan.member_index(k)
+        if member is None:
+            out.append(JobResult(jp, step, step.start_s - first))
+            continue
+        group = next(g for g in plan.together if k in g)
+        if any(plan.jobs[i].group_reporting for i in group):
+            if group[0] in reported:
+                continue
+            reported.add(group[0])
+            lead = dataclasses.replace(jp, reported_jobs=len(group))
+            out.append(JobResult(lead, step, step.start_s - first))
+            continue
+        m = step.members[member]
+        out.append(JobResult(jp, m, m.start_s - first))
+    return out
 
 
 def drive_config(drive: Union[str, DriveConfig, None] = None, *, capacity: Optional[int] = None,

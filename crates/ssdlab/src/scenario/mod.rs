@@ -42,6 +42,9 @@ pub enum Step {
     SecureErase,
     /// Run a workload phase.
     Run { workload: Workload },
+    /// Run workload phases at the same time on the drive (fio's jobs without `stonewall`
+    /// between them, or a job's `numjobs` clones).
+    RunTogether { workloads: Vec<Workload> },
     /// Leave the drive idle.
     Idle { seconds: f64 },
     /// TRIM a byte range (a format TRIMs everything); `length_bytes` 0 means to the end.
@@ -56,6 +59,7 @@ impl Step {
         match self {
             Step::SecureErase => "secure_erase",
             Step::Run { .. } => "run",
+            Step::RunTogether { .. } => "run_together",
             Step::Idle { .. } => "idle",
             Step::Trim { .. } => "trim",
         }
@@ -70,8 +74,12 @@ pub struct StepResult {
     pub label: String,
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Set for `run` steps.
+    /// Set for `run` steps; for `run_together` steps, all the jobs as one (see
+    /// [`crate::workload::Together`]).
     pub phase: Option<PhaseResult>,
+    /// For `run_together` steps: each job's result, in the order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseResult>,
     /// Drive counters after the step.
     pub counters_after: Counters,
     pub free_blocks_after: u64,
@@ -93,6 +101,10 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
     for (i, step) in steps.iter().enumerate() {
         scheduled += match step {
             Step::Run { workload } => workload.duration_s.unwrap_or(0.0).max(0.0),
+            Step::RunTogether { workloads } => workloads
+                .iter()
+                .map(|w| w.duration_s.unwrap_or(0.0).max(0.0))
+                .fold(0.0, f64::max),
             Step::Idle { seconds } => seconds.max(0.0),
             _ => 0.0,
         };
@@ -111,6 +123,22 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
                 amount_fits(drive, workload)
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
+            }
+            Step::RunTogether { workloads } => {
+                if workloads.is_empty() || workloads.len() > limits::MAX_QUEUE_DEPTH as usize {
+                    return Err(Error::Workload(format!(
+                        "step {}: running together needs 1 to {} workloads, got {}",
+                        i + 1,
+                        limits::MAX_QUEUE_DEPTH,
+                        workloads.len()
+                    )));
+                }
+                for (k, workload) in workloads.iter().enumerate() {
+                    workload
+                        .validate(drive.user_units())
+                        .and_then(|()| amount_fits(drive, workload))
+                        .map_err(|e| Error::Workload(format!("step {}, job {}: {e}", i + 1, k + 1)))?;
+                }
             }
             Step::Idle { seconds } => {
                 if !(seconds.is_finite() && *seconds > 0.0) {
@@ -206,6 +234,7 @@ pub fn run_steps(
     for (index, step) in steps.iter().enumerate() {
         let start = drive.now();
         let mut phase = None;
+        let mut phases = Vec::new();
         let mut label = String::new();
         match step {
             Step::SecureErase => {
@@ -217,6 +246,19 @@ pub fn run_steps(
                     observer(index, p)
                 })?;
                 phase = Some(result);
+            }
+            Step::RunTogether { workloads } => {
+                let step_seed = derive_seed(seed, index as u64);
+                let seeds: Vec<u64> = (0..workloads.len() as u64)
+                    .map(|k| derive_seed(step_seed, k))
+                    .collect();
+                let jobs: Vec<&Workload> = workloads.iter().collect();
+                let together = crate::workload::run_together(&jobs, drive, &seeds, &mut |p| {
+                    observer(index, p)
+                })?;
+                label.clone_from(&together.combined.label);
+                phase = Some(together.combined);
+                phases = together.jobs;
             }
             Step::Idle { seconds } => {
                 drive.idle_until(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64))?;
@@ -245,6 +287,7 @@ pub fn run_steps(
             start_ns: start.ns(),
             end_ns: drive.now().ns(),
             phase,
+            phases,
             counters_after: drive.counters(),
             free_blocks_after: drive.ftl().free_blocks(),
         });
