@@ -7,6 +7,7 @@ mod invariants;
 mod personalities;
 mod replay;
 mod shape;
+mod skew;
 mod support;
 mod theory;
 mod throughput;

@@ -156,7 +156,7 @@ fn reference(blocks: usize, ppb: usize, user: usize, hot: f64, warm: u64, measur
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(99);
     let hot_units = (0.2 * user as f64).round() as u32;
-    let mut draw = |rng: &mut Xoshiro256PlusPlus| {
+    let draw = |rng: &mut Xoshiro256PlusPlus| {
         if rng.gen::<f64>() < hot {
             rng.gen_range(0..hot_units)
         } else {
@@ -183,13 +183,19 @@ fn skew_raises_greedy_wa_as_the_reference_ftl_does() {
     let ref_uniform = reference(b, ppb, u, 0.2, 4, 3);
     let ref_skewed = reference(b, ppb, u, 0.8, 4, 3);
     eprintln!("greedy WA: ssdlab uniform {uniform:.3} zoned {skewed:.3}; reference uniform {ref_uniform:.3} zoned {ref_skewed:.3}");
-    // Under skew, greedy's steady WA rises above uniform's: cold data ages in blocks that hot
-    // writes keep half-valid (Rosenblum & Ousterhout's observation for LFS).
-    assert!(skewed > 1.15 * uniform, "zoned {skewed:.3} vs uniform {uniform:.3}");
-    assert!(ref_skewed > 1.15 * ref_uniform, "the reference agrees on the direction");
+    // Under skew, greedy's steady WA rises above uniform's: cold data sits in blocks that greedy
+    // cleans late and full, hot blocks are cleaned before their data has finished dying
+    // (Rosenblum & Ousterhout's observation for LFS; Desnoyers' hot/cold analysis). With GC
+    // copies on their own frontier (partial hot/cold separation) the rise at 15 % OP is modest:
+    // about 7 % in both simulators; the measurement noise of 3 drive-fulls is well under 1 %.
+    let rise = skewed / uniform - 1.0;
+    let ref_rise = ref_skewed / ref_uniform - 1.0;
+    assert!(rise > 0.04, "zoned {skewed:.3} vs uniform {uniform:.3}");
+    assert!(ref_rise > 0.04, "the reference: zoned {ref_skewed:.3} vs uniform {ref_uniform:.3}");
+    assert!((rise - ref_rise).abs() < 0.02, "rise {rise:.3} vs the reference's {ref_rise:.3}");
     // And the simulator agrees with the reference on both figures.
     for (what, s, r) in [("uniform", uniform, ref_uniform), ("zoned", skewed, ref_skewed)] {
-        assert!((s / r - 1.0).abs() < 0.05, "{what}: ssdlab {s:.3}, reference {r:.3}");
+        assert!((s / r - 1.0).abs() < 0.03, "{what}: ssdlab {s:.3}, reference {r:.3}");
     }
 }
 
