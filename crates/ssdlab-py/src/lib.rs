@@ -313,7 +313,8 @@ impl Simulator {
             }
             let options: ReplayOptions = serde_json::from_str(options_json)
                 .map_err(|e| SsdlabError::new_err(format!("replay options: {e}")))?;
-            self.replay = Some(Replay::start(&mut self.drive, options).map_err(|e| to_py(e, None))?);
+            self.replay =
+                Some(Replay::start(&mut self.drive, options).map_err(|e| to_py(e, None))?);
             Ok(())
         })
     }
@@ -336,7 +337,9 @@ impl Simulator {
             times_ns.as_slice()?,
         );
         if o.len() != k.len() || l.len() != k.len() || t.len() != k.len() {
-            return Err(SsdlabError::new_err("replay_feed: the four arrays differ in length"));
+            return Err(SsdlabError::new_err(
+                "replay_feed: the four arrays differ in length",
+            ));
         }
         let mut batch = Vec::with_capacity(k.len());
         for i in 0..k.len() {
@@ -387,7 +390,10 @@ impl Simulator {
             let mut result = replay.finish(&mut self.drive);
             let series = std::mem::take(&mut result.phase.series);
             let json = serde_json::to_string(&result).expect("replay results serialise");
-            Ok((json, convert::series_to_dict(py, series)?.into_any().unbind()))
+            Ok((
+                json,
+                convert::series_to_dict(py, series)?.into_any().unbind(),
+            ))
         })
     }
 }

@@ -306,7 +306,12 @@ impl Drive {
     /// (`partial` lists those units): the drive reads their old contents from NAND and merges
     /// them before it takes the write (a read-modify-write), so the write is acknowledged no
     /// earlier than those reads complete. The reads count as host unit reads in the counters.
-    pub fn submit_read_modify_write(&mut self, io: Io, partial: &[Lpn], t: SimTime) -> Result<SimTime> {
+    pub fn submit_read_modify_write(
+        &mut self,
+        io: Io,
+        partial: &[Lpn],
+        t: SimTime,
+    ) -> Result<SimTime> {
         debug_assert!(io.kind == IoKind::Write);
         self.accept(io, t, partial)
     }

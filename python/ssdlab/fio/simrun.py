@@ -201,13 +201,16 @@ def _job_results(plan: FioPlan, results: List[StepResult], first: float) -> List
         if member is None:
             out.append(JobResult(jp, step, step.start_s - first))
             continue
-        group = next(g for g in plan.together if k in g)
-        if any(plan.jobs[i].group_reporting for i in group):
-            if group[0] in reported:
+        if jp.group_reporting:
+            group = next(g for g in plan.together if k in g)
+            report = plan.report_as(group)[member]
+            if (group[0], report) in reported:
                 continue
-            reported.add(group[0])
-            lead = dataclasses.replace(jp, reported_jobs=len(group))
-            out.append(JobResult(lead, step, step.start_s - first))
+            reported.add((group[0], report))
+            count = plan.report_as(group).count(report)
+            lead = dataclasses.replace(jp, reported_jobs=count)
+            g = step.groups[report]
+            out.append(JobResult(lead, g, g.start_s - first))
             continue
         m = step.members[member]
         out.append(JobResult(jp, m, m.start_s - first))

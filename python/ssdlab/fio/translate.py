@@ -159,8 +159,16 @@ class FioPlan:
             if len(group) == 1:
                 out.extend(self.jobs[group[0]].steps)
             else:
-                out.append({"step": "run_together", "workloads": [self.jobs[i].workload for i in group]})
+                out.append({"step": "run_together", "workloads": [self.jobs[i].workload for i in group],
+                            "report_as": self.report_as(group)})
         return out
+
+    def report_as(self, group: List[int]) -> List[int]:
+        """Reporting groups within a group of jobs that run together, as fio's group_reporting
+        makes them: the jobs that set it are reported as one, each other job alone."""
+        keys = [-1 if self.jobs[i].group_reporting else i for i in group]  # -1: the shared report
+        seen: Dict[int, int] = {}
+        return [seen.setdefault(key, len(seen)) for key in keys]
 
     def measured_step_indices(self) -> List[int]:
         """Index in `steps()` of each job's measured run step (shared by jobs that run together)."""
@@ -279,8 +287,8 @@ def _check_unit(o: RawOption, n: int, j: _Job, what: Optional[str] = None) -> No
         hint = ""
         if "ib" in (o.value or "").lower() and j.kb_base == 1024:
             hint = " (with fio's default kb_base=1024, 'KiB' means 1000 bytes; write 4k)"
-        raise o.error(f"{o.name}={o.value}: {what or 'the size'} is {n} bytes; the simulator needs a positive multiple "
-                      f"of 4096{hint}")
+        subject = f"{o.name}={o.value}: {what}" if what else f"{o.name}={o.value}"
+        raise o.error(f"{subject} is {n} bytes; the simulator needs a positive multiple of 4096{hint}")
 
 
 def _one_value(o: RawOption, dirs: str) -> str:

@@ -44,7 +44,13 @@ pub enum Step {
     Run { workload: Workload },
     /// Run workload phases at the same time on the drive (fio's jobs without `stonewall`
     /// between them, or a job's `numjobs` clones).
-    RunTogether { workloads: Vec<Workload> },
+    RunTogether {
+        workloads: Vec<Workload>,
+        /// Each workload's reporting group (fio's `group_reporting`), if any: the result then
+        /// also holds each group's jobs as one (`groups`).
+        #[serde(default)]
+        report_as: Vec<u32>,
+    },
     /// Leave the drive idle.
     Idle { seconds: f64 },
     /// TRIM a byte range (a format TRIMs everything); `length_bytes` 0 means to the end.
@@ -80,6 +86,9 @@ pub struct StepResult {
     /// For `run_together` steps: each job's result, in the order given.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseResult>,
+    /// For `run_together` steps with `report_as`: each reporting group's jobs as one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<PhaseResult>,
     /// Drive counters after the step.
     pub counters_after: Counters,
     pub free_blocks_after: u64,
@@ -101,7 +110,7 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
     for (i, step) in steps.iter().enumerate() {
         scheduled += match step {
             Step::Run { workload } => workload.duration_s.unwrap_or(0.0).max(0.0),
-            Step::RunTogether { workloads } => workloads
+            Step::RunTogether { workloads, .. } => workloads
                 .iter()
                 .map(|w| w.duration_s.unwrap_or(0.0).max(0.0))
                 .fold(0.0, f64::max),
@@ -124,7 +133,20 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                 amount_fits(drive, workload)
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
             }
-            Step::RunTogether { workloads } => {
+            Step::RunTogether {
+                workloads,
+                report_as,
+            } => {
+                if !report_as.is_empty()
+                    && (report_as.len() != workloads.len()
+                        || report_as.iter().any(|&g| g as usize >= workloads.len()))
+                {
+                    return Err(Error::Workload(format!(
+                        "step {}: report_as needs one group number below {} per workload",
+                        i + 1,
+                        workloads.len()
+                    )));
+                }
                 if workloads.is_empty() || workloads.len() > limits::MAX_QUEUE_DEPTH as usize {
                     return Err(Error::Workload(format!(
                         "step {}: running together needs 1 to {} workloads, got {}",
@@ -137,7 +159,9 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     workload
                         .validate(drive.user_units())
                         .and_then(|()| amount_fits(drive, workload))
-                        .map_err(|e| Error::Workload(format!("step {}, job {}: {e}", i + 1, k + 1)))?;
+                        .map_err(|e| {
+                            Error::Workload(format!("step {}, job {}: {e}", i + 1, k + 1))
+                        })?;
                 }
             }
             Step::Idle { seconds } => {
@@ -235,6 +259,7 @@ pub fn run_steps(
         let start = drive.now();
         let mut phase = None;
         let mut phases = Vec::new();
+        let mut groups = Vec::new();
         let mut label = String::new();
         match step {
             Step::SecureErase => {
@@ -247,18 +272,23 @@ pub fn run_steps(
                 })?;
                 phase = Some(result);
             }
-            Step::RunTogether { workloads } => {
+            Step::RunTogether {
+                workloads,
+                report_as,
+            } => {
                 let step_seed = derive_seed(seed, index as u64);
                 let seeds: Vec<u64> = (0..workloads.len() as u64)
                     .map(|k| derive_seed(step_seed, k))
                     .collect();
                 let jobs: Vec<&Workload> = workloads.iter().collect();
-                let together = crate::workload::run_together(&jobs, drive, &seeds, &mut |p| {
-                    observer(index, p)
-                })?;
+                let together =
+                    crate::workload::run_together(&jobs, drive, &seeds, report_as, &mut |p| {
+                        observer(index, p)
+                    })?;
                 label.clone_from(&together.combined.label);
                 phase = Some(together.combined);
                 phases = together.jobs;
+                groups = together.groups;
             }
             Step::Idle { seconds } => {
                 drive.idle_until(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64))?;
@@ -288,6 +318,7 @@ pub fn run_steps(
             end_ns: drive.now().ns(),
             phase,
             phases,
+            groups,
             counters_after: drive.counters(),
             free_blocks_after: drive.ftl().free_blocks(),
         });

@@ -66,8 +66,14 @@ impl Distribution {
         match self {
             Distribution::Uniform => Ok(()),
             Distribution::Zipf { theta } => {
-                if !(theta.is_finite() && *theta > 0.0 && (*theta - 1.0).abs() > 1e-9 && *theta < 100.0) {
-                    return bad(format!("zipf theta must be positive and not 1 (fio's rule), got {theta}"));
+                if !(theta.is_finite()
+                    && *theta > 0.0
+                    && (*theta - 1.0).abs() > 1e-9
+                    && *theta < 100.0)
+                {
+                    return bad(format!(
+                        "zipf theta must be positive and not 1 (fio's rule), got {theta}"
+                    ));
                 }
                 Ok(())
             }
@@ -90,14 +96,18 @@ impl Distribution {
                 }
                 let access: f64 = zones.iter().map(|z| z.access_pct).sum();
                 let size: f64 = zones.iter().map(|z| z.size).sum();
-                if zones
-                    .iter()
-                    .any(|z| !(z.access_pct.is_finite() && z.access_pct >= 0.0 && z.size.is_finite() && z.size > 0.0))
-                {
+                if zones.iter().any(|z| {
+                    !(z.access_pct.is_finite()
+                        && z.access_pct >= 0.0
+                        && z.size.is_finite()
+                        && z.size > 0.0)
+                }) {
                     return bad("zone shares must be non-negative and zone sizes positive".into());
                 }
                 if (access - 100.0).abs() > 1e-6 {
-                    return bad(format!("the zones' access shares add up to {access} %, not 100 %"));
+                    return bad(format!(
+                        "the zones' access shares add up to {access} %, not 100 %"
+                    ));
                 }
                 if abs {
                     if size > span_bytes as f64 {
@@ -186,7 +196,12 @@ pub(super) enum Sampler {
 
 impl Sampler {
     /// A sampler over `n` ranges of `range_bytes` each.
-    pub(super) fn new(d: &Distribution, n: u64, range_bytes: u64, rng: &mut Xoshiro256PlusPlus) -> Sampler {
+    pub(super) fn new(
+        d: &Distribution,
+        n: u64,
+        range_bytes: u64,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Sampler {
         let n = n.max(1);
         match d {
             Distribution::Uniform => Sampler::Uniform { n },
@@ -328,8 +343,14 @@ mod tests {
     fn zoned_puts_the_accesses_in_the_zones() {
         let d = Distribution::Zoned {
             zones: vec![
-                Zone { access_pct: 80.0, size: 20.0 },
-                Zone { access_pct: 20.0, size: 80.0 },
+                Zone {
+                    access_pct: 80.0,
+                    size: 20.0,
+                },
+                Zone {
+                    access_pct: 20.0,
+                    size: 80.0,
+                },
             ],
         };
         let hits = shares(&d, 1000, 200_000);
@@ -359,7 +380,10 @@ mod tests {
         for k in [2usize, 4, 8] {
             let ratio = hits[k - 1] as f64 / hits[0] as f64;
             let expected = (1.0 / k as f64).powf(theta);
-            assert!((ratio / expected - 1.0).abs() < 0.1, "k={k}: {ratio} vs {expected}");
+            assert!(
+                (ratio / expected - 1.0).abs() < 0.1,
+                "k={k}: {ratio} vs {expected}"
+            );
         }
     }
 

@@ -40,6 +40,39 @@ struct Job<'a> {
     done: bool,
 }
 
+/// The direction and time of a request drawn as `kind` for a slot free at `t`, under the
+/// per-direction caps. As fio's `rate_ddir`: a direction ahead of its cap yields to the other
+/// one of a mixed job when that one is not (a direction without a cap never is); when both
+/// are ahead, the one due first goes, at its time.
+#[inline]
+fn direction_at(
+    gaps: &[Option<SimTime>; 3],
+    allowed: &[SimTime; 3],
+    rw: Rw,
+    kind: IoKind,
+    t: SimTime,
+) -> (IoKind, SimTime) {
+    let k = kind as usize;
+    if gaps[k].is_none() || allowed[k] <= t {
+        return (kind, t);
+    }
+    if rw == Rw::Mixed && kind != IoKind::Trim {
+        let other = if kind == IoKind::Read {
+            IoKind::Write
+        } else {
+            IoKind::Read
+        };
+        let o = other as usize;
+        if gaps[o].is_none() || allowed[o] <= t {
+            return (other, t);
+        }
+        if allowed[o] < allowed[k] {
+            return (other, allowed[o]);
+        }
+    }
+    (kind, allowed[k])
+}
+
 impl<'a> Job<'a> {
     fn new(w: &'a Workload, plan: Plan, seed: u64, start: SimTime) -> Job<'a> {
         let stream = RequestStream::new(
@@ -80,19 +113,29 @@ impl<'a> Job<'a> {
         if self.plan.rate_gap.is_some() {
             t = t.max(self.next_allowed);
         }
-        if let Some((kind, _, _)) = self.stream.peek(0) {
-            if self.plan.direction_gaps[kind as usize].is_some() {
-                t = t.max(self.direction_allowed[kind as usize]);
+        match self.stream.peek(0) {
+            Some((kind, _, _)) => {
+                direction_at(
+                    &self.plan.direction_gaps,
+                    &self.direction_allowed,
+                    self.w.rw,
+                    kind,
+                    t,
+                )
+                .1
             }
+            None => t,
         }
-        t
     }
 
     /// Submits the job's next request, or marks the job done when it reached its limit.
     #[inline]
     fn step(&mut self, drive: &mut Drive, start: SimTime, before: &mut Tally) -> Result<()> {
         let plan = &self.plan;
-        let mut slot = self.slots.peek_mut().expect("a job keeps queue_depth slots");
+        let mut slot = self
+            .slots
+            .peek_mut()
+            .expect("a job keeps queue_depth slots");
         let Reverse(mut t) = *slot;
         if let Some(gap) = plan.rate_gap {
             t = t.max(self.next_allowed);
@@ -116,10 +159,19 @@ impl<'a> Job<'a> {
             self.done = true;
             return Ok(());
         }
-        let (kind, lpn, units) = self.stream.next();
+        let (drawn, lpn, units) = self.stream.next();
+        let (kind, at) = direction_at(
+            &plan.direction_gaps,
+            &self.direction_allowed,
+            self.w.rw,
+            drawn,
+            t,
+        );
         if let Some(gap) = plan.direction_gaps[kind as usize] {
-            t = t.max(self.direction_allowed[kind as usize]);
-            self.direction_allowed[kind as usize] = t + gap;
+            t = at;
+            // As fio: the k-th request of a direction is due k gaps after the start (a direction
+            // that fell behind catches up), not one gap after the previous one went out.
+            self.direction_allowed[kind as usize] += gap;
             if self.end_time.is_some_and(|e| t >= e) {
                 self.done = true;
                 return Ok(());
@@ -219,12 +271,15 @@ impl<'a> Job<'a> {
     }
 }
 
-/// What jobs that ran together measured: each job's result, and all of them as one (fio's
-/// `group_reporting`: IOs, bytes and series summed, latency distributions merged).
+/// What jobs that ran together measured: each job's result, all of them as one, and the jobs of
+/// each reporting group as one (fio's `group_reporting`: IOs, bytes and host series summed,
+/// latency distributions merged).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Together {
     pub jobs: Vec<PhaseResult>,
     pub combined: PhaseResult,
+    /// One per reporting group `0..=max(report_as)` (empty without `report_as`).
+    pub groups: Vec<PhaseResult>,
 }
 
 impl Workload {
@@ -236,7 +291,7 @@ impl Workload {
         seed: u64,
         observer: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<PhaseResult> {
-        let mut results = run_together(&[self], drive, &[seed], observer)?;
+        let mut results = run_together(&[self], drive, &[seed], &[], observer)?;
         Ok(results.jobs.pop().expect("one job, one result"))
     }
 }
@@ -244,12 +299,14 @@ impl Workload {
 /// Runs `jobs` at the same time on `drive` from its current time, job `i` with `seeds[i]`
 /// (unless it sets its own). Each result holds the job's own requests, bytes, latencies and
 /// series of host writes; the NAND work (counters, and the series' NAND, GC and erase columns) is
-/// the drive's over the whole run, shared by the jobs. `observer` sees the progress of the job
-/// furthest behind.
+/// the drive's over the whole run, shared by the jobs. `report_as[i]` (if given, one per job) is
+/// job `i`'s reporting group: each group's jobs are also returned as one. `observer` sees the
+/// progress of the job furthest behind.
 pub fn run_together(
     jobs: &[&Workload],
     drive: &mut Drive,
     seeds: &[u64],
+    report_as: &[u32],
     observer: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Together> {
     assert_eq!(jobs.len(), seeds.len(), "one seed per job");
@@ -303,21 +360,11 @@ pub fn run_together(
             }
         }
     }
-    let end = state
-        .iter()
-        .map(Job::end)
-        .max()
-        .expect("at least one job");
+    let end = state.iter().map(Job::end).max().expect("at least one job");
     drive.advance_to(end);
     let work = drive.take_work_log();
     let counters = drive.counters().since(&counters_before);
-    let mut combined_latency: [LatencyRecorder; 3] = Default::default();
-    for j in &state {
-        for (c, l) in combined_latency.iter_mut().zip(&j.latency) {
-            c.merge(l);
-        }
-    }
-    let mut combined = Series::new(interval_ns);
+    let recorders: Vec<[LatencyRecorder; 3]> = state.iter().map(|j| j.latency.clone()).collect();
     let results: Vec<PhaseResult> = state
         .into_iter()
         .map(|mut j| {
@@ -325,7 +372,6 @@ pub fn run_together(
             let intervals = (job_end - start).ns().div_ceil(interval_ns) as usize;
             j.series
                 .finish(intervals.max(1), work.clone(), before.slots_per_unit);
-            combined.add_host(&j.series);
             PhaseResult {
                 label: j.w.label.clone(),
                 start_ns: start.ns(),
@@ -340,34 +386,58 @@ pub fn run_together(
             }
         })
         .collect();
-    let intervals = (end - start).ns().div_ceil(interval_ns) as usize;
-    combined.finish(intervals.max(1), work, before.slots_per_unit);
-    let sum = |f: fn(&PhaseResult) -> [u64; 3]| {
-        results.iter().fold([0u64; 3], |mut acc, r| {
-            for (a, x) in acc.iter_mut().zip(f(r)) {
-                *a += x;
+    // The jobs `members` as one: IOs, bytes and host series summed, latencies merged; the NAND
+    // columns are the drive's.
+    let combine = |members: &[usize]| -> PhaseResult {
+        let mut latency: [LatencyRecorder; 3] = Default::default();
+        let mut series = Series::new(interval_ns);
+        let (mut ios, mut bytes) = ([0u64; 3], [0u64; 3]);
+        let mut last = start;
+        for &i in members {
+            for (c, l) in latency.iter_mut().zip(&recorders[i]) {
+                c.merge(l);
             }
-            acc
-        })
+            series.add_host(&results[i].series);
+            for k in 0..3 {
+                ios[k] += results[i].ios[k];
+                bytes[k] += results[i].bytes[k];
+            }
+            last = last.max(SimTime(results[i].end_ns));
+        }
+        let intervals = (last - start).ns().div_ceil(interval_ns) as usize;
+        series.finish(intervals.max(1), work.clone(), before.slots_per_unit);
+        PhaseResult {
+            label: members
+                .iter()
+                .map(|&i| results[i].label.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
+            start_ns: start.ns(),
+            end_ns: last.ns(),
+            ios,
+            bytes,
+            latency: latency.map(|l| l.stats()),
+            counters: counters.clone(),
+            steady_state_at_s: None,
+            position_done_ns: Vec::new(),
+            series,
+        }
     };
-    let combined = PhaseResult {
-        label: results
-            .iter()
-            .map(|r| r.label.as_str())
-            .collect::<Vec<_>>()
-            .join("+"),
-        start_ns: start.ns(),
-        end_ns: end.ns(),
-        ios: sum(|r| r.ios),
-        bytes: sum(|r| r.bytes),
-        latency: combined_latency.map(|l| l.stats()),
-        counters,
-        steady_state_at_s: None,
-        position_done_ns: Vec::new(),
-        series: combined,
+    let all: Vec<usize> = (0..results.len()).collect();
+    let combined = combine(&all);
+    let groups = match report_as.iter().max() {
+        Some(&top) if report_as.len() == results.len() => (0..=top)
+            .map(|g| {
+                let members: Vec<usize> =
+                    all.iter().copied().filter(|&i| report_as[i] == g).collect();
+                combine(&members)
+            })
+            .collect(),
+        _ => Vec::new(),
     };
     Ok(Together {
         jobs: results,
         combined,
+        groups,
     })
 }

@@ -287,7 +287,11 @@ impl Workload {
                 )));
             }
         }
-        for r in self.rate_iops.iter().chain(self.rate_iops_per_direction.iter().flatten()) {
+        for r in self
+            .rate_iops
+            .iter()
+            .chain(self.rate_iops_per_direction.iter().flatten())
+        {
             let r = *r;
             if !(r.is_finite() && r >= limits::MIN_RATE_IOPS) {
                 return Err(Error::Workload(format!(
@@ -340,7 +344,9 @@ impl Workload {
                 "{name}: the span ({span_bytes} bytes) is smaller than the largest request ({largest} bytes)"
             )));
         }
-        if (!self.block_sizes.is_empty() || self.block_range.is_some() || !self.distribution.is_uniform())
+        if (!self.block_sizes.is_empty()
+            || self.block_range.is_some()
+            || !self.distribution.is_uniform())
             && self.position_buckets > 0
         {
             return Err(Error::Workload(format!(

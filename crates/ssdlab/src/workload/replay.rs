@@ -234,7 +234,10 @@ impl Replay {
         let units = last - first;
         let too_long = |u: u64| {
             u32::try_from(u).map_err(|_| {
-                Error::Workload(format!("a request of {} bytes is too long to simulate", r.length))
+                Error::Workload(format!(
+                    "a request of {} bytes is too long to simulate",
+                    r.length
+                ))
             })
         };
         let ack = match r.kind {
@@ -270,7 +273,10 @@ impl Replay {
                 self.stats.units[2] += whole;
                 self.stats.trim_bytes_not_unmapped += r.length - whole * UNIT_BYTES;
                 if whole > 0 {
-                    drive.submit(Io::new(IoKind::Trim, whole_first as u32, too_long(whole)?), t)?
+                    drive.submit(
+                        Io::new(IoKind::Trim, whole_first as u32, too_long(whole)?),
+                        t,
+                    )?
                 } else {
                     // Nothing to unmap: the drive still takes the command.
                     drive.submit(Io::new(IoKind::Trim, first as u32, 0), t)?

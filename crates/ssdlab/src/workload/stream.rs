@@ -13,7 +13,7 @@ use crate::drive::IoKind;
 use crate::units::UNIT_BYTES;
 
 /// Request sizes in units: one size, a mix with cumulative shares (fio's `bssplit`), or a range
-/// (fio's `bsrange`: `min + ⌊(max − min + 1)·u⌋`, aligned down to `min` when it is a power of two).
+/// (fio's `bsrange`: `min + ⌊(max − min + 1)·u⌋` bytes, aligned down to `min` when it is a power of two).
 #[derive(Clone, Debug)]
 enum Sizes {
     One(u64),
@@ -55,13 +55,13 @@ impl Sizes {
                     .map_or(mix[mix.len() - 1].1, |&(_, units)| units)
             }
             Sizes::Range { min, max } => {
-                let len = min + ((max - min + 1) as f64 * rng.gen::<f64>()) as u64;
-                let len = len.min(*max);
-                if min.is_power_of_two() {
-                    len & !(min - 1)
-                } else {
-                    len / min * min
-                }
+                // In bytes, as fio draws it: min + ⌊(max − min + 1)·u⌋, aligned down to min (a
+                // power of two) or to the 4 KiB unit.
+                let (lo, hi) = (min * UNIT_BYTES, max * UNIT_BYTES);
+                let len = lo + ((hi - lo + 1) as f64 * rng.gen::<f64>()) as u64;
+                let len = len.min(hi);
+                let align = if lo.is_power_of_two() { lo } else { UNIT_BYTES };
+                (len / align * align).max(lo) / UNIT_BYTES
             }
         }
     }
@@ -160,7 +160,12 @@ impl RequestStream {
         let mapped = matches!(sizes, Sizes::One(_)) && w.distribution.is_uniform();
         let permutation = (w.random_map && mapped && w.pattern == Pattern::Random)
             .then(|| Permutation::new(blocks_in_span, &mut rng));
-        let sampler = Sampler::new(&w.distribution, blocks_in_span, block_units * UNIT_BYTES, &mut rng);
+        let sampler = Sampler::new(
+            &w.distribution,
+            blocks_in_span,
+            block_units * UNIT_BYTES,
+            &mut rng,
+        );
         let mut stream = RequestStream {
             rng,
             rw: w.rw,

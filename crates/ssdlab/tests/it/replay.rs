@@ -53,7 +53,10 @@ fn a_closed_loop_replay_of_a_sequential_pass_matches_the_workload_engine() {
         .collect();
     let mut b = drive();
     let r = replay(&mut b, Timing::Afap { queue_depth: 8 }, &reqs);
-    assert_eq!(r.phase.end_ns, engine.end_ns, "same requests, same queue: same finish time");
+    assert_eq!(
+        r.phase.end_ns, engine.end_ns,
+        "same requests, same queue: same finish time"
+    );
     assert_eq!(r.phase.counters, engine.counters);
     assert_eq!(r.phase.bytes, engine.bytes);
     assert_eq!(
@@ -77,10 +80,16 @@ fn an_open_loop_replay_queues_what_the_drive_cannot_absorb() {
     let stretched = replay(&mut slow, Timing::Trace { speed: 0.001 }, &reqs);
     let mut fast = drive();
     let recorded = replay(&mut fast, Timing::Trace { speed: 1.0 }, &reqs);
-    let p99 = |r: &ssdlab::workload::ReplayResult| r.phase.latency[1].as_ref().unwrap().at(99.0).unwrap();
+    let p99 =
+        |r: &ssdlab::workload::ReplayResult| r.phase.latency[1].as_ref().unwrap().at(99.0).unwrap();
     // Stretched 1000x (10 ms apart) every write finds an idle drive; at recorded speed the queue
     // grows through the burst: latency at the tail is many times the service time.
-    assert!(p99(&recorded) > 20 * p99(&stretched), "{} vs {}", p99(&recorded), p99(&stretched));
+    assert!(
+        p99(&recorded) > 20 * p99(&stretched),
+        "{} vs {}",
+        p99(&recorded),
+        p99(&stretched)
+    );
     // The stretched replay lasts as long as the stretched trace: 39.99 ms x 1000 (from its first request).
     let secs = (stretched.phase.end_ns - stretched.phase.start_ns) as f64 / 1e9;
     assert!((secs - 39.99).abs() < 0.1, "{secs}");
@@ -100,18 +109,36 @@ fn unaligned_writes_read_their_partial_units_and_trims_unmap_only_whole_units() 
     replay(&mut d, Timing::Afap { queue_depth: 1 }, &setup);
     let reqs = [
         // 512 B into unit 0 up to 512 B into unit 2: units 0..3, partial head and tail.
-        TraceRequest { kind: IoKind::Write, offset: 512, length: 2 * UNIT_BYTES, time_ns: 0 },
+        TraceRequest {
+            kind: IoKind::Write,
+            offset: 512,
+            length: 2 * UNIT_BYTES,
+            time_ns: 0,
+        },
         // Inside unit 3 only: one partial unit, read once.
-        TraceRequest { kind: IoKind::Write, offset: 3 * UNIT_BYTES + 100, length: 200, time_ns: 0 },
+        TraceRequest {
+            kind: IoKind::Write,
+            offset: 3 * UNIT_BYTES + 100,
+            length: 200,
+            time_ns: 0,
+        },
         // A TRIM from 512 B into unit 0 to the end of unit 2: unmaps units 1 and 2 only.
-        TraceRequest { kind: IoKind::Trim, offset: 512, length: 3 * UNIT_BYTES - 512, time_ns: 0 },
+        TraceRequest {
+            kind: IoKind::Trim,
+            offset: 512,
+            length: 3 * UNIT_BYTES - 512,
+            time_ns: 0,
+        },
     ];
     let reads_before = d.counters().host_read_units;
     let r = replay(&mut d, Timing::Afap { queue_depth: 1 }, &reqs);
     assert_eq!(r.stats.rmw_read_units, 3);
     assert_eq!(d.counters().host_read_units - reads_before, 3);
     assert_eq!(r.stats.unaligned_requests, [0, 2, 1]);
-    assert_eq!(r.phase.bytes, [0, 2 * UNIT_BYTES + 200, 3 * UNIT_BYTES - 512]);
+    assert_eq!(
+        r.phase.bytes,
+        [0, 2 * UNIT_BYTES + 200, 3 * UNIT_BYTES - 512]
+    );
     assert_eq!(r.stats.units, [0, 4, 2]);
     assert_eq!(r.stats.trim_bytes_not_unmapped, UNIT_BYTES - 512);
     assert_eq!(r.phase.counters.trim_units, 2);
@@ -121,13 +148,23 @@ fn unaligned_writes_read_their_partial_units_and_trims_unmap_only_whole_units() 
     let aligned = replay(
         &mut a,
         Timing::Afap { queue_depth: 1 },
-        &[TraceRequest { kind: IoKind::Write, offset: 0, length: 3 * UNIT_BYTES, time_ns: 0 }],
+        &[TraceRequest {
+            kind: IoKind::Write,
+            offset: 0,
+            length: 3 * UNIT_BYTES,
+            time_ns: 0,
+        }],
     );
     let mut u = drive();
     replay(&mut u, Timing::Afap { queue_depth: 1 }, &setup);
     let unaligned = replay(&mut u, Timing::Afap { queue_depth: 1 }, &reqs[..1]);
     let lat = |r: &ssdlab::workload::ReplayResult| r.phase.latency[1].as_ref().unwrap().max_ns;
-    assert!(lat(&unaligned) > lat(&aligned) + 20_000, "{} vs {}", lat(&unaligned), lat(&aligned));
+    assert!(
+        lat(&unaligned) > lat(&aligned) + 20_000,
+        "{} vs {}",
+        lat(&unaligned),
+        lat(&aligned)
+    );
 }
 
 #[test]
@@ -135,7 +172,12 @@ fn requests_beyond_the_drive_are_refused() {
     let mut d = drive();
     let user = d.user_bytes();
     let mut r = Replay::start(&mut d, options(Timing::Afap { queue_depth: 1 })).unwrap();
-    let bad = [TraceRequest { kind: IoKind::Read, offset: user - 512, length: 1024, time_ns: 0 }];
+    let bad = [TraceRequest {
+        kind: IoKind::Read,
+        offset: user - 512,
+        length: 1024,
+        time_ns: 0,
+    }];
     let err = r.feed(&mut d, &bad).unwrap_err().to_string();
     assert!(err.contains("runs past"), "{err}");
 }

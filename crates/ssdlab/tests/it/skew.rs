@@ -22,14 +22,25 @@ const OP: f64 = 0.15;
 fn zoned() -> Distribution {
     Distribution::Zoned {
         zones: vec![
-            Zone { access_pct: 80.0, size: 20.0 },
-            Zone { access_pct: 20.0, size: 80.0 },
+            Zone {
+                access_pct: 80.0,
+                size: 20.0,
+            },
+            Zone {
+                access_pct: 20.0,
+                size: 80.0,
+            },
         ],
     }
 }
 
 /// ssdlab: sequential fill, `warm` drive-fulls of 4 KiB random writes, then WA over `measure` more.
-fn simulated(policy: GcPolicy, distribution: &Distribution, warm: u64, measure: u64) -> (f64, u64, u64) {
+fn simulated(
+    policy: GcPolicy,
+    distribution: &Distribution,
+    warm: u64,
+    measure: u64,
+) -> (f64, u64, u64) {
     let cfg = small_drive(BLOCKS, UNITS_PER_BLOCK, OP, policy);
     let mut drive = Drive::new(&cfg, 5).unwrap();
     let user = drive.user_units();
@@ -191,18 +202,34 @@ fn skew_raises_greedy_wa_as_the_reference_ftl_does() {
     let rise = skewed / uniform - 1.0;
     let ref_rise = ref_skewed / ref_uniform - 1.0;
     assert!(rise > 0.04, "zoned {skewed:.3} vs uniform {uniform:.3}");
-    assert!(ref_rise > 0.04, "the reference: zoned {ref_skewed:.3} vs uniform {ref_uniform:.3}");
-    assert!((rise - ref_rise).abs() < 0.02, "rise {rise:.3} vs the reference's {ref_rise:.3}");
+    assert!(
+        ref_rise > 0.04,
+        "the reference: zoned {ref_skewed:.3} vs uniform {ref_uniform:.3}"
+    );
+    assert!(
+        (rise - ref_rise).abs() < 0.02,
+        "rise {rise:.3} vs the reference's {ref_rise:.3}"
+    );
     // And the simulator agrees with the reference on both figures.
-    for (what, s, r) in [("uniform", uniform, ref_uniform), ("zoned", skewed, ref_skewed)] {
-        assert!((s / r - 1.0).abs() < 0.03, "{what}: ssdlab {s:.3}, reference {r:.3}");
+    for (what, s, r) in [
+        ("uniform", uniform, ref_uniform),
+        ("zoned", skewed, ref_skewed),
+    ] {
+        assert!(
+            (s / r - 1.0).abs() < 0.03,
+            "{what}: ssdlab {s:.3}, reference {r:.3}"
+        );
     }
 }
 
 #[test]
 fn under_skew_cost_benefit_beats_greedy_and_greedy_beats_fifo() {
     let wa = |p| simulated(p, &zoned(), 4, 3).0;
-    let (greedy, fifo, cb) = (wa(GcPolicy::Greedy), wa(GcPolicy::Fifo), wa(GcPolicy::CostBenefit));
+    let (greedy, fifo, cb) = (
+        wa(GcPolicy::Greedy),
+        wa(GcPolicy::Fifo),
+        wa(GcPolicy::CostBenefit),
+    );
     eprintln!("zoned 80/20 WA: greedy {greedy:.3}, fifo {fifo:.3}, cost-benefit {cb:.3}");
     // FIFO ignores how much of a victim is still valid: the worst under skew (Desnoyers: LRU
     // suffers most from non-uniform traffic). Cost-benefit weighs free space by age, leaving
