@@ -103,3 +103,37 @@ def test_the_skew_and_mix_job_file_runs_with_fio_output(capsys: pytest.CaptureFi
     main(["fio", str(JOBS / "skew-mix.fio"), "--capacity", "2GiB", "-q"])
     text = capsys.readouterr().out
     assert "hot-writers: (groupid=0, jobs=2)" in text and "bs=(R) 4096B-64.0KiB" in text.replace("64KiB", "64.0KiB")
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_read_iolog_replays_the_log(tmp_path: Path, version: int) -> None:
+    rows = [("write", 0, 65536), ("write", 65536, 8192), ("read", 4096, 4096), ("trim", 0, 65536),
+            ("write", 512, 4096)]  # the last one unaligned: a read-modify-write
+    lines = [f"fio version {version} iolog"]
+    for i, (action, offset, length) in enumerate(rows):
+        prefix = f"{i * 2} " if version == 3 else ""
+        lines.append(f"{prefix}/dev/sdb {action} {offset} {length}")
+        if version == 2:
+            lines.append("/dev/sdb wait 2000")
+    (tmp_path / "io.log").write_text("\n".join(lines) + "\n")
+    job = tmp_path / "replay.fio"
+    job.write_text("[replay]\nread_iolog=io.log\nioengine=libaio\niodepth=4\n")
+    r = run_jobfile(job, "mlc-256", capacity=2 * GIB)
+    phase = r.jobs[0].phase
+    assert phase["bytes"] == [4096, 65536 + 8192 + 4096, 65536]
+    assert phase["ios"] == [1, 3, 1]
+    # Open loop at the log's times: the last request arrives 8 ms after the first.
+    assert r.jobs[0].runtime_s == pytest.approx(0.008, abs=0.001)
+    job.write_text("[replay]\nread_iolog=io.log\nreplay_no_stall=1\niodepth=4\nioengine=libaio\n")
+    fast = run_jobfile(job, "mlc-256", capacity=2 * GIB)
+    assert fast.jobs[0].phase["bytes"] == phase["bytes"] and fast.jobs[0].runtime_s < 0.001
+
+
+def test_an_iolog_job_runs_alone(tmp_path: Path) -> None:
+    (tmp_path / "io.log").write_text("fio version 2 iolog\n/dev/sdb write 0 4096\n")
+    job = tmp_path / "two.fio"
+    job.write_text("[replay]\nread_iolog=io.log\n[other]\nrw=write\nsize=1m\n")
+    from ssdlab.errors import SsdlabError
+
+    with pytest.raises(SsdlabError, match=r"two.fio:2: read_iolog=io.log: an iolog job must run alone"):
+        run_jobfile(job, "mlc-256", capacity=2 * GIB)

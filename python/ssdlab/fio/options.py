@@ -63,6 +63,8 @@ OPTIONS: Dict[str, OptionSpec] = {
     "stonewall": _S(SIM, "set", "wait for the preceding jobs; starts a new reporting group"),
     "new_group": _S(SIM, "set", "starts a new reporting group"),
     "numjobs": _S(SIM, "int", "clones of the job, run at the same time on the drive"),
+    "read_iolog": _S(SIM, "str", "replay an fio iolog (v2, v3; plain or compressed) instead of rw/bs/size"),
+    "replay_no_stall": _S(SIM, "bool", "replay the iolog as fast as possible at iodepth, ignoring its times"),
     "loops": _S(SIM, "int", "repeat the job's IO this many times"),
     "startdelay": _S(SIM, "time_s", "idle time before the job starts"),
     "ramp_time": _S(SIM, "time_s", "unreported warm-up before the job"),

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -132,6 +133,8 @@ class JobPlan:
     notes: List[str] = field(default_factory=list)
     largest_block: int = 0
     clone: int = 0  # which of the job's numjobs clones (0 for the first)
+    iolog: Optional[str] = None  # read_iolog: the log replayed instead of the workload
+    iolog_no_stall: bool = False
     group_reporting: bool = False
     reported_jobs: int = 1  # with group_reporting: the jobs this report stands for
 
@@ -156,7 +159,9 @@ class FioPlan:
         the same time share one ``run_together`` step."""
         out: List[Dict[str, Any]] = [{"step": "secure_erase"}]
         for group in self._groups():
-            if len(group) == 1:
+            if len(group) == 1 and self.jobs[group[0]].iolog is not None:
+                out.append({"step": "iolog", "job": group[0]})  # run_plan replays it (ssdlab.replay)
+            elif len(group) == 1:
                 out.extend(self.jobs[group[0]].steps)
             else:
                 out.append({"step": "run_together", "workloads": [self.jobs[i].workload for i in group],
@@ -176,7 +181,7 @@ class FioPlan:
         i = 1
         for group in self._groups():
             if len(group) == 1:
-                i += len(self.jobs[group[0]].steps)
+                i += 1 if self.jobs[group[0]].iolog is not None else len(self.jobs[group[0]].steps)
                 out[group[0]] = i - 1
             else:
                 for k in group:
@@ -917,6 +922,20 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
         nj = j.get("numjobs")
         clones = parse_int(nj, 1, 4096) if nj is not None else 1
         first = _job_plan(j, user_bytes, groupid, notes)
+        log = j.get("read_iolog")
+        if log is not None:
+            if clones > 1 or not stonewall or (i + 1 < len(jobs) and not _is_set(_Job(jobs[i + 1]), "stonewall")
+                                                and not sequential_jobs):
+                raise log.error(f"read_iolog={log.value}: an iolog job must run alone (numjobs=1, and stonewall "
+                                f"before the next job); the simulator does not replay a log alongside other jobs")
+            text = (log.value or "").strip()
+            if not text:
+                raise log.error("read_iolog needs a file name")
+            first.iolog = text if os.path.isabs(text) else os.path.join(os.path.dirname(str(jobfile.path)), text)
+            first.iolog_no_stall = _bool(j, "replay_no_stall", False)
+            how = (f"as fast as possible at iodepth {first.iodepth}" if first.iolog_no_stall
+                   else "at its recorded times, open loop")
+            first.notes.append(f"job '{job.name}': replays {text} ({how}); rw, bs and size do not apply")
         first.group_reporting = _is_set(j, "group_reporting")
         members = [first]
         for c in range(1, clones):
