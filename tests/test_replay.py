@@ -274,3 +274,18 @@ def test_cli_mistakes_are_one_line_and_write_nothing(tmp_path: Path, capsys: pyt
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ssdlab: error:") and message in err, err
     assert not out.exists()
+
+
+def test_replay_is_a_sweep_scenario(tmp_path: Path) -> None:
+    from ssdlab.sweep import scenarios as sc
+
+    entry = sc.scenario("replay")
+    write_trace(tmp_path / "t.csv", "alibaba", REQS[:300])
+    options = {"trace": entry.option("trace").convert("t.csv", tmp_path), "capacity": CAPACITY, "timing": "afap",
+               "qd": 4, "precondition": "fill"}
+    result = entry.run(entry.prepare(options))
+    figures = entry.figures(result.summary)
+    assert figures["host_write_bytes"] == totals(REQS[:300])[1] and figures["write_p99_us"] > 0
+    with pytest.raises(sc.BadValue, match="no such trace"):
+        entry.option("trace").convert("missing.csv", tmp_path)
+    assert entry.content(options)[2] == (tmp_path / "t.csv").stat().st_size

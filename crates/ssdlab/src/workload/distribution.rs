@@ -295,11 +295,12 @@ impl Sampler {
                 }
                 sum = sum.div_ceil(12);
                 if *stddev > 0 {
-                    let mut dev = rng.gen_range(0..*stddev) as i64 - (*stddev / 2) as i64;
-                    while sum as i64 + dev >= *n as i64 || (sum as i64 + dev) < 0 {
+                    let (base, top) = (i128::from(sum), i128::from(*n));
+                    let mut dev = i128::from(rng.gen_range(0..*stddev)) - i128::from(*stddev / 2);
+                    while base + dev >= top || base + dev < 0 {
                         dev /= 2;
                     }
-                    sum = (sum as i64 + dev) as u64;
+                    sum = u64::try_from(base + dev).expect("kept within 0..n");
                 }
                 scatter.apply(sum.min(n - 1))
             }

@@ -395,7 +395,7 @@ impl Workload {
             if self
                 .block_sizes
                 .iter()
-                .any(|s| !unit_multiple(s.bytes) || !(s.pct.is_finite() && s.pct >= 0.0))
+                .any(|s| !(unit_multiple(s.bytes) && s.pct.is_finite() && s.pct >= 0.0))
                 || (total - 100.0).abs() > 1e-6
             {
                 return Err(Error::Workload(format!(

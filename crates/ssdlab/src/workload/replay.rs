@@ -171,7 +171,8 @@ impl Replay {
         if self.slots.is_empty() {
             let first = *self.first_trace_ns.get_or_insert(r.time_ns);
             let since = r.time_ns.saturating_sub(first);
-            let scaled = if self.speed == 1.0 {
+            // At the recorded speed, times stay exact integers.
+            let scaled = if (self.speed - 1.0).abs() < f64::EPSILON {
                 since
             } else {
                 (since as f64 / self.speed).round() as u64
