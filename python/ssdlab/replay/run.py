@@ -143,7 +143,8 @@ def replay(
     wall = time.perf_counter()
     sim = Simulator(cfg, seed)
     user = sim.user_bytes
-    reader_args = dict(selection=selection, skip_bad_lines=skip_bad_lines, blkparse_action=blkparse_action)
+    reader_args: Dict[str, Any] = dict(selection=selection, skip_bad_lines=skip_bad_lines,
+                                       blkparse_action=blkparse_action)
     with TraceReader(trace, format, **reader_args) as reader:  # checks the file and format first
         fmt = reader.format
         shown = reader.shown
