@@ -61,7 +61,7 @@ def test_fio_sections(tmp_path, capsys, monkeypatch):
     "args,message",
     [
         (["bad/verify.fio"], "bad/verify.fio:6: option 'verify' is not supported by the simulator"),
-        (["bad/numjobs.fio"], "numjobs=4: the simulator runs one job at a time"),
+        (["bad/zoned-per-direction.fio"], "per-direction zones are not supported by the simulator"),
         (["nope.fio"], "job file 'nope.fio': no such file"),
         (["fio-seq-read.fio", "--capacity", "256MiB"], "is too small for drive 'mlc-256'"),
         (["fio-seq-read.fio", "--drive", "nosuch"], "nosuch"),
@@ -76,14 +76,23 @@ def test_fio_errors_are_one_line_status_2(args, message, capsys, monkeypatch):
     assert message in err
 
 
-def test_concurrent_jobs_need_sequential_jobs(tmp_path, capsys, monkeypatch):
+def test_jobs_without_stonewall_run_together_unless_sequential_jobs(tmp_path, capsys, monkeypatch):
     job = tmp_path / "two.fio"
     job.write_text("[global]\nioengine=libaio\ndirect=1\nsize=64m\nnorandommap\n[a]\nrw=write\n[b]\nrw=randread\n")
-    status, _, err = run(["fio", str(job), "--capacity", "2GiB", "-q"], capsys)
-    assert status == 2 and "has no stonewall" in err
-    status, out, err = run(["fio", str(job), "--capacity", "2GiB", "--sequential-jobs"], capsys)
+    status, out, err = run(["fio", str(job), "--capacity", "2GiB", "--output-format", "json", "-q"], capsys)
+    assert status == 0
+    together = json.loads(out)["jobs"]
+    # Both started at once and shared the drive: each ends later than it would alone.
+    assert [j["jobname"] for j in together] == ["a", "b"]
+    status, out, err = run(["fio", str(job), "--capacity", "2GiB", "--sequential-jobs", "--output-format", "json"],
+                           capsys)
     assert status == 0
     assert "ssdlab: note: job 'b' runs after 'a', not at the same time as fio would (--sequential-jobs)" in err
+    alone = json.loads(out)["jobs"]
+    for t, a in zip(together, alone):
+        assert t["job_runtime"] > a["job_runtime"], (t["jobname"], t["job_runtime"], a["job_runtime"])
+    # Sequentially the second job starts when the first ends; together both end near the same time.
+    assert alone[1]["elapsed"] >= alone[0]["elapsed"] + 1
 
 
 # -- consistency --device ----------------------------------------------------------------------------

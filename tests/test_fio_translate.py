@@ -109,14 +109,23 @@ def test_direct_0_is_noted_once():
     assert sum("page cache" in n for n in p.notes) == 1
 
 
-def test_numjobs_other_than_1_suggests_the_depth():
-    msg = error("[j]\nioengine=libaio\niodepth=32\nnumjobs=4\n")
-    assert msg == "job.fio:4: numjobs=4: the simulator runs one job at a time; use numjobs=1 with iodepth=128 for the same number of IOs in flight"
+def test_numjobs_makes_clones_that_run_together():
+    p = plan("[j]\nioengine=libaio\niodepth=32\nnumjobs=4\nrandseed=7\n[k]\nstonewall\nrw=write\n")
+    assert [(j.name, j.clone) for j in p.jobs] == [("j", 0), ("j", 1), ("j", 2), ("j", 3), ("k", 0)]
+    assert p.together == [[0, 1, 2, 3], [4]]
+    # Clones draw their own offsets: a given randseed is offset per clone.
+    assert [j.workload["seed"] for j in p.jobs[:4]] == [7, 8, 9, 10]
+    steps = p.steps()
+    assert [s["step"] for s in steps] == ["secure_erase", "run_together", "run"]
+    assert len(steps[1]["workloads"]) == 4
+    assert p.measured_step_indices() == [1, 1, 1, 1, 2]
+    assert [p.member_index(i) for i in range(5)] == [0, 1, 2, 3, None]
 
 
 def test_host_only_options_are_notes():
     p = plan("[global]\nfilename=/dev/sdz\nioengine=io_uring\ndirect=1\ngroup_reporting\n[j]\nrw=read\n")
-    assert p.notes == ["accepted, no effect on the simulated drive: filename, ioengine, direct, group_reporting"]
+    assert p.notes == ["accepted, no effect on the simulated drive: filename, ioengine, direct"]
+    assert p.jobs[0].group_reporting
 
 
 # -- region and amount -------------------------------------------------------------------------------
@@ -203,7 +212,11 @@ def test_rate_limits():
     assert workload("[j]\nrw=randread\nnorandommap\nrate_iops=500\n")["rate_iops"] == 500.0
     assert workload("[j]\nrw=write\nbs=64k\nrate=64m\n")["rate_iops"] == 1024.0
     assert workload("[j]\nrw=write\nrate_iops=100,200\n")["rate_iops"] == 200.0
-    assert "per direction in fio" in error("[j]\nrw=randrw\nrate_iops=500\n")
+    # Mixed jobs: fio caps each direction on its own; one value caps both.
+    assert workload("[j]\nrw=randrw\nnorandommap\nrate_iops=500\n")["rate_iops_per_direction"] == [500.0, 500.0, None]
+    w = workload("[j]\nrw=randrw\nnorandommap\nrate_iops=,300\n")
+    assert w["rate_iops_per_direction"] == [None, 300.0, None] and w["rate_iops"] is None
+    assert workload("[j]\nrw=randrw\nbs=8k\nnorandommap\nrate=8m,1m\n")["rate_iops_per_direction"] == [1024.0, 128.0, None]
     assert "mutually exclusive" in error("[j]\nrw=read\nrate=1m\nrate_iops=5\n")
 
 
@@ -256,8 +269,9 @@ def test_trimwrite_needs_the_core_feature():
 def test_stonewall_groups_and_concurrent_jobs():
     p = plan("[a]\nrw=read\n[b]\nstonewall\nrw=read\n[c]\nnew_group\nstonewall\nrw=read\n")
     assert [j.groupid for j in p.jobs] == [0, 1, 2]
-    msg = error("[a]\nrw=read\n[b]\nrw=write\n")
-    assert msg.startswith("job.fio:3: job 'b' has no stonewall, so fio would run it at the same time as 'a'")
+    p = plan("[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\nrw=read\n")
+    assert p.together == [[0, 1], [2]] and [j.groupid for j in p.jobs] == [0, 0, 1]
+    assert "not supported for jobs that run together" in error("[a]\nrw=read\n[b]\nrw=write\nstartdelay=5\n")
     p = plan("[a]\nrw=read\n[b]\nrw=write\n", sequential_jobs=True)
     assert [j.groupid for j in p.jobs] == [0, 0]
     assert any("runs after 'a'" in n for n in p.notes)
@@ -285,7 +299,7 @@ def test_logs_and_reporting_options():
 
 
 def test_unsupported_values_name_the_option():
-    assert "random_distribution=zipf:1.2: only uniform" in error("[j]\nrw=randread\nrandom_distribution=zipf:1.2\n")
+    assert "a center or a second value is not supported" in error("[j]\nrw=randread\nrandom_distribution=zipf:1.2:0.5\n")
     assert "ioengine=cpuio: not a block-IO engine" in error("[j]\nioengine=cpuio\n")
     assert "option 'stonewall' takes no value" in error("[j]\nstonewall=yes\n")
 
@@ -306,3 +320,53 @@ def test_consistency_jobfile_matches_the_core_procedure():
         wa, wb = a["workload"], b["workload"]
         keys = set(wb) - {"label"}
         assert {k: wa.get(k, wb[k]) for k in keys} == {k: wb[k] for k in keys}
+
+
+# -- skew and size mixes -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("random", None),
+    ("zipf:1.2", {"kind": "zipf", "theta": 1.2}),
+    ("pareto:0.2", {"kind": "pareto", "h": 0.2}),
+    ("normal:5", {"kind": "normal", "sigma_pct": 5.0}),
+    ("zoned:60/10:30/20:10/70", {"kind": "zoned", "zones": [{"access_pct": 60.0, "size": 10.0},
+                                                           {"access_pct": 30.0, "size": 20.0},
+                                                           {"access_pct": 10.0, "size": 70.0}]}),
+    ("zoned_abs:80/1g:20/3g", {"kind": "zoned_abs", "zones": [{"access_pct": 80.0, "size": float(GIB)},
+                                                              {"access_pct": 20.0, "size": float(3 * GIB)}]}),
+])
+def test_random_distributions(text, expected):
+    w = workload(f"[j]\nrw=randwrite\nrandom_distribution={text}\n")
+    assert w.get("distribution") == expected
+    if expected is not None:
+        assert w["random_map"] is False  # drawn with replacement, and said so
+        assert any("with replacement" in n for n in plan(f"[j]\nrw=randwrite\nrandom_distribution={text}\n").jobs[0].notes)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("zipf:1", "not 1.0"),
+    ("pareto:1.5", "between 0 and 1"),
+    ("zoned:50/10:40/90", "add up to 90 %"),
+    ("zoned:50/10:50/80", "sizes add up to 90 %"),
+    ("zoned_abs:100/8g", "more than the job's"),
+    ("gauss:3", "choose one of"),
+])
+def test_bad_distributions_name_the_problem(text, message):
+    msg = error(f"[j]\nrw=randwrite\nrandom_distribution={text}\n")
+    assert msg.startswith("job.fio:3: random_distribution=") and message in msg, msg
+
+
+def test_bssplit_and_bsrange():
+    w = workload("[j]\nrw=randwrite\nnorandommap\nbssplit=64k/10:4k/60:16k\n")
+    # Entries without a share split what is left; sizes sorted; the smallest is block_bytes.
+    assert w["block_sizes"] == [{"bytes": 4096, "pct": 60.0}, {"bytes": 16384, "pct": 30.0},
+                                {"bytes": 65536, "pct": 10.0}]
+    assert w["block_bytes"] == 4096
+    w = workload("[j]\nrw=randread\nnorandommap\nbsrange=8k-64k\n")
+    assert (w["block_range"], w["block_bytes"]) == ([8192, 65536], 8192)
+    assert "add up to 110 %" in error("[j]\nbssplit=4k/60:8k/50\n")
+    assert "multiple of 4096" in error("[j]\nbssplit=4k/50:6k/50\n")
+    assert "different values per direction" in error("[j]\nrw=randrw\nbssplit=4k/100,8k/100\n")
+    assert "bssplit or bsrange, not both" in error("[j]\nbssplit=4k/100\nbsrange=4k-8k\n")
+    assert "use bsrange=MIN-MAX" in error("[j]\nbs=4k-8k\n")

@@ -19,11 +19,14 @@ from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_ca
 from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
 from ssdlab import sweep  # a package you can call: ssdlab.sweep(spec, out)
+from ssdlab import replay  # a package you can call: ssdlab.replay(trace, drive)
+from ssdlab.replay import ReplayResult
 
 __all__ = [
     "ConsistencyResult",
     "DriveConfig",
     "HdtachResult",
+    "ReplayResult",
     "SaturationResult",
     "Simulator",
     "SsdlabError",
@@ -35,6 +38,7 @@ __all__ = [
     "hdtach",
     "load_preset",
     "preset_names",
+    "replay",
     "saturation",
     "sweep",
     "torture",

@@ -82,3 +82,17 @@ class Simulator:
     ) -> tuple[list[_StepOutput], str]:
         """Runs a review procedure (``hdtach``, ``torture``, ``used-vs-new``, ``wa`` or ``saturation``) with
         parameters (JSON); returns ``(steps, summary_json)``."""
+    def replay_start(self, options_json: str) -> None:
+        """Starts a trace replay at the drive's current time (options JSON: ``label``, ``interval_ms``,
+        ``timing``: ``{"mode": "trace", "speed": x}`` or ``{"mode": "afap", "queue_depth": n}``)."""
+    def replay_feed(
+        self,
+        kinds: npt.NDArray[np.uint8],
+        offsets: npt.NDArray[np.uint64],
+        lengths: npt.NDArray[np.uint64],
+        times_ns: npt.NDArray[np.uint64],
+    ) -> tuple[int, float]:
+        """Replays a batch of requests; returns the requests replayed so far and the simulated
+        seconds reached."""
+    def replay_finish(self) -> tuple[str, dict[str, Any]]:
+        """Ends the replay; returns ``(json, series)``."""

@@ -9,6 +9,7 @@ that names the file and what to do.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from typing import Union
@@ -16,7 +17,7 @@ from typing import Union
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size
 
-__all__ = ["TEXT_LIMIT", "DATA_LIMIT", "read_bytes", "read_text", "check_path_text"]
+__all__ = ["TEXT_LIMIT", "DATA_LIMIT", "read_bytes", "read_text", "check_path_text", "open_stream"]
 
 TEXT_LIMIT = 1 << 20
 """Drive files, job files and includes: 1 MiB (the largest shipped one is a few KiB)."""
@@ -47,8 +48,8 @@ def check_path_text(path: object, what: str) -> str:
     return text
 
 
-def read_bytes(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them (see the module doc)."""
+def _open_regular(path: PathLike, what: str) -> tuple[int, str, os.stat_result]:
+    """A descriptor of the regular file at `path`, opened without blocking (see the module doc)."""
     shown = check_path_text(path, what)
     try:
         fd = os.open(shown, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
@@ -67,6 +68,23 @@ def read_bytes(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> bytes:
                     else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
                     else "not a regular file")
             raise SsdlabError(f"{what} {shown!r}: is {kind}; give a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, shown, st
+
+
+def open_stream(path: PathLike, what: str) -> tuple["io.BufferedReader", str]:
+    """The regular file at `path` opened for streaming, of any size (a trace may be many GB), and
+    its name as shown in messages. The same checks as `read_bytes`, without the size bound."""
+    fd, shown, _ = _open_regular(path, what)
+    return io.open(fd, "rb", buffering=1 << 20), shown  # type: ignore[return-value]
+
+
+def read_bytes(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them (see the module doc)."""
+    fd, shown, st = _open_regular(path, what)
+    try:
         if st.st_size > limit:
             raise SsdlabError(f"{what} {shown!r}: is {format_size(st.st_size)}, more than the {format_size(limit)} "
                               f"ssdlab reads; is it the right file?")

@@ -62,6 +62,11 @@ class StepResult:
     free_blocks: int
     interval_s: Optional[float] = None
     series: Optional[pd.DataFrame] = field(default=None, repr=False, compare=False)
+    members: List["StepResult"] = field(default_factory=list, repr=False, compare=False)
+    """For a ``run_together`` step: one result per job, in the order given (`phase` and `series`
+    are then all the jobs as one: IOs, bytes and series summed, latency distributions merged)."""
+    groups: List["StepResult"] = field(default_factory=list, repr=False, compare=False)
+    """For a ``run_together`` step with ``report_as``: each reporting group's jobs as one."""
 
     @property
     def duration_s(self) -> float:
@@ -78,7 +83,22 @@ def _series_frame(raw: Dict[str, Any]) -> tuple[float, pd.DataFrame]:
 
 def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepResult:
     s = json.loads(json_text)
+    job_series = raw_series.pop("jobs", None) if raw_series is not None else None
+    group_series = raw_series.pop("groups", None) if raw_series is not None else None
     interval_s, frame = _series_frame(raw_series) if raw_series is not None else (None, None)
+
+    def parts(phases: List[Dict[str, Any]], series: Optional[List[Dict[str, Any]]]) -> List[StepResult]:
+        out = []
+        for phase, raw in zip(phases, series or []):
+            _, part_frame = _series_frame(raw)
+            out.append(StepResult(
+                index=s["index"], kind="run", label=phase["label"], start_s=phase["start_ns"] / NS_PER_S,
+                end_s=phase["end_ns"] / NS_PER_S, phase=phase, counters=s["counters_after"],
+                free_blocks=s["free_blocks_after"], interval_s=interval_s, series=part_frame))
+        return out
+
+    members = parts(s.get("phases", []), job_series)
+    groups = parts(s.get("groups", []), group_series)
     return StepResult(
         index=s["index"],
         kind=s["kind"],
@@ -90,6 +110,8 @@ def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepRe
         free_blocks=s["free_blocks_after"],
         interval_s=interval_s,
         series=frame,
+        members=members,
+        groups=groups,
     )
 
 

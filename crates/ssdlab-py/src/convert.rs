@@ -30,12 +30,32 @@ pub fn series_to_dict(py: Python<'_>, s: Series) -> PyResult<Bound<'_, PyDict>> 
     Ok(d)
 }
 
-/// A step result as `(json_of_scalars, series_dict_or_None)`.
+/// A step result as `(json_of_scalars, series_dict_or_None)`. A `run_together` step's dict also
+/// holds `jobs`: each job's series dict, in the order of its `phases`, and `groups` likewise.
 pub fn step_to_py(py: Python<'_>, mut step: StepResult) -> PyResult<(String, PyObject)> {
     let series = step.phase.as_mut().map(|p| std::mem::take(&mut p.series));
+    let take = |v: &mut Vec<ssdlab::PhaseResult>| -> Vec<Series> {
+        v.iter_mut()
+            .map(|p| std::mem::take(&mut p.series))
+            .collect()
+    };
+    let job_series = take(&mut step.phases);
+    let group_series = take(&mut step.groups);
     let json = serde_json::to_string(&step).expect("step results always serialise");
     let series = match series {
-        Some(s) => series_to_dict(py, s)?.into_any().unbind(),
+        Some(s) => {
+            let d = series_to_dict(py, s)?;
+            for (key, list) in [("jobs", job_series), ("groups", group_series)] {
+                if !list.is_empty() {
+                    let dicts = list
+                        .into_iter()
+                        .map(|s| series_to_dict(py, s))
+                        .collect::<PyResult<Vec<_>>>()?;
+                    d.set_item(key, dicts)?;
+                }
+            }
+            d.into_any().unbind()
+        }
         None => py.None(),
     };
     Ok((json, series))

@@ -14,7 +14,8 @@ use ssdlab::scenario::{
     run_steps, Consistency, HdTach, Procedure, Saturation, Step, StepResult, Torture, UsedVsNew,
     WorstCaseWa,
 };
-use ssdlab::{presets, Drive, DriveConfig};
+use ssdlab::workload::{Replay, ReplayOptions, TraceRequest};
+use ssdlab::{presets, Drive, DriveConfig, IoKind};
 
 use crate::error::{panic_to_py, to_py, SsdlabError};
 
@@ -113,6 +114,8 @@ struct Simulator {
     drive: Drive,
     seed: u64,
     broken: bool,
+    /// A trace replay in progress (`replay_start` .. `replay_finish`).
+    replay: Option<Replay>,
 }
 
 impl Simulator {
@@ -196,6 +199,7 @@ impl Simulator {
                 drive,
                 seed,
                 broken: false,
+                replay: None,
             })
         })
     }
@@ -298,6 +302,101 @@ impl Simulator {
             }
         };
         Ok((results, summary.expect("procedures have summaries")))
+    }
+
+    /// Starts a trace replay at the drive's current time (options as JSON: `label`,
+    /// `interval_ms`, `timing`: `{"mode": "trace", "speed": x}` or `{"mode": "afap", "queue_depth": n}`).
+    fn replay_start(&mut self, options_json: &str) -> PyResult<()> {
+        guarded(|| {
+            if self.broken {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "this simulator stopped after an internal error; create a new one",
+                ));
+            }
+            let options: ReplayOptions = serde_json::from_str(options_json)
+                .map_err(|e| SsdlabError::new_err(format!("replay options: {e}")))?;
+            self.replay =
+                Some(Replay::start(&mut self.drive, options).map_err(|e| to_py(e, None))?);
+            Ok(())
+        })
+    }
+
+    /// Replays a batch of requests: directions (0 read, 1 write, 2 trim), byte offsets, byte
+    /// lengths and timestamps in ns, four arrays of one length. Returns the requests replayed so
+    /// far and the simulated seconds reached.
+    fn replay_feed(
+        &mut self,
+        py: Python<'_>,
+        kinds: numpy::PyReadonlyArray1<'_, u8>,
+        offsets: numpy::PyReadonlyArray1<'_, u64>,
+        lengths: numpy::PyReadonlyArray1<'_, u64>,
+        times_ns: numpy::PyReadonlyArray1<'_, u64>,
+    ) -> PyResult<(u64, f64)> {
+        let (k, o, l, t) = (
+            kinds.as_slice()?,
+            offsets.as_slice()?,
+            lengths.as_slice()?,
+            times_ns.as_slice()?,
+        );
+        if o.len() != k.len() || l.len() != k.len() || t.len() != k.len() {
+            return Err(SsdlabError::new_err(
+                "replay_feed: the four arrays differ in length",
+            ));
+        }
+        let mut batch = Vec::with_capacity(k.len());
+        for i in 0..k.len() {
+            let kind = match k[i] {
+                0 => IoKind::Read,
+                1 => IoKind::Write,
+                2 => IoKind::Trim,
+                other => {
+                    return Err(SsdlabError::new_err(format!(
+                        "replay_feed: direction {other} is not 0 (read), 1 (write) or 2 (trim)"
+                    )))
+                }
+            };
+            batch.push(TraceRequest {
+                kind,
+                offset: o[i],
+                length: l[i],
+                time_ns: t[i],
+            });
+        }
+        let Some(replay) = self.replay.as_mut() else {
+            return Err(SsdlabError::new_err("replay_feed before replay_start"));
+        };
+        let drive = &mut self.drive;
+        let outcome = py.allow_threads(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                replay.feed(drive, &batch)?;
+                Ok::<_, ssdlab::Error>((replay.requests(), replay.sim_seconds()))
+            }))
+        });
+        match outcome {
+            Ok(r) => r.map_err(|e| to_py(e, None)),
+            Err(p) => {
+                self.broken = true;
+                self.replay = None;
+                Err(panic_to_py(&*p))
+            }
+        }
+    }
+
+    /// Ends the replay; returns `(json, series)`: the phase and replay figures, and the
+    /// per-interval series as NumPy arrays.
+    fn replay_finish(&mut self, py: Python<'_>) -> PyResult<(String, PyObject)> {
+        guarded(|| {
+            let Some(replay) = self.replay.take() else {
+                return Err(SsdlabError::new_err("replay_finish before replay_start"));
+            };
+            let mut result = replay.finish(&mut self.drive);
+            let series = std::mem::take(&mut result.phase.series);
+            let json = serde_json::to_string(&result).expect("replay results serialise");
+            Ok((
+                json,
+                convert::series_to_dict(py, series)?.into_any().unbind(),
+            ))
+        })
     }
 }
 

@@ -305,6 +305,25 @@ impl Drive {
     /// Serves one request submitted at `t`; returns its completion time.
     #[inline]
     pub fn submit(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
+        self.accept(io, t, &[])
+    }
+
+    /// Serves a write submitted at `t` whose first and/or last unit the host covers only in part
+    /// (`partial` lists those units): the drive reads their old contents from NAND and merges
+    /// them before it takes the write (a read-modify-write), so the write is acknowledged no
+    /// earlier than those reads complete. The reads count as host unit reads in the counters.
+    pub fn submit_read_modify_write(
+        &mut self,
+        io: Io,
+        partial: &[Lpn],
+        t: SimTime,
+    ) -> Result<SimTime> {
+        debug_assert!(io.kind == IoKind::Write);
+        self.accept(io, t, partial)
+    }
+
+    #[inline]
+    fn accept(&mut self, io: Io, t: SimTime, partial: &[Lpn]) -> Result<SimTime> {
         // Requests arrive in time order, so nothing will be ready before `t` again.
         if t.ns() > self.floor.ns() + 10_000_000 {
             self.floor = t;
@@ -315,13 +334,13 @@ impl Drive {
                 self.ftl.idle(self.last_ack, t)?;
             }
         }
-        let ack = self.serve(io, t)?;
+        let ack = self.serve(io, t, partial)?;
         self.last_ack = self.last_ack.max(ack);
         Ok(ack)
     }
 
     #[inline]
-    fn serve(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
+    fn serve(&mut self, io: Io, t: SimTime, partial: &[Lpn]) -> Result<SimTime> {
         let bytes = u64::from(io.units) * UNIT_BYTES;
         let command_done = t.max(self.link_free) + self.layout.t_command;
         match io.kind {
@@ -329,6 +348,9 @@ impl Drive {
                 let arrived = command_done + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
                 self.link_free = arrived;
                 let mut ack = arrived;
+                for &lpn in partial {
+                    ack = ack.max(self.ftl.host_read(lpn, command_done)?);
+                }
                 let end = io.lpn + io.units;
                 let mut lpn = io.lpn;
                 while lpn < end {

@@ -94,6 +94,26 @@ impl Series {
         }
     }
 
+    /// Adds another series' host-side columns (IOs, bytes, latency sums, host units) interval by
+    /// interval: the series of jobs that ran together, summed. The NAND columns are the drive's
+    /// and are left alone.
+    pub fn add_host(&mut self, other: &Series) {
+        let add = |a: &mut Vec<u64>, b: &Vec<u64>| {
+            if a.len() < b.len() {
+                a.resize(b.len(), 0);
+            }
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        };
+        for k in 0..3 {
+            add(&mut self.ios[k], &other.ios[k]);
+            add(&mut self.bytes[k], &other.bytes[k]);
+            add(&mut self.latency_sum_ns[k], &other.latency_sum_ns[k]);
+        }
+        add(&mut self.host_units, &other.host_units);
+    }
+
     /// Completions of every direction per interval.
     pub fn total_ios(&self) -> Vec<u64> {
         let n = self.ios.iter().map(Vec::len).max().unwrap_or(0);
@@ -178,6 +198,13 @@ impl LatencyRecorder {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.hist.saturating_record(ns.max(1));
+    }
+
+    /// Adds another recorder's latencies (the jobs of a group, reported together).
+    pub fn merge(&mut self, other: &LatencyRecorder) {
+        self.hist
+            .add(&other.hist)
+            .expect("recorders share their bounds");
     }
 
     pub fn stats(&self) -> Option<LatencyStats> {

@@ -103,7 +103,7 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     out_dir = check_output_dir(out) if out is not None else None
     _check_output_file(output)
     if not quiet:
-        for n in plan.notes + [n for j in plan.jobs for n in j.notes]:
+        for n in dict.fromkeys(plan.notes + [n for j in plan.jobs for n in j.notes]):  # clones share notes
             click.echo(f"ssdlab: note: {n}", err=True)
     run = run_plan(plan, cfg, seed, progress=not quiet)
     text = fmt.dumps(fmt.fio_json(run)) if output_format == "json" else fmt.normal_text(run)

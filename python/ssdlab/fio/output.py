@@ -420,13 +420,14 @@ def normal_text(run: "FioRun") -> str:
     for j, job in zip(doc["jobs"], run.jobs):
         p = job.plan
         bs = _num(p.block_bytes, True, "B")
-        out.append(f"{p.name}: (g={p.groupid}): rw={p.fio_rw}, bs=(R) {bs}-{bs}, (W) {bs}-{bs}, (T) {bs}-{bs}, "
+        top = _num(max(p.largest_block, p.block_bytes), True, "B")
+        out.append(f"{p.name}: (g={p.groupid}): rw={p.fio_rw}, bs=(R) {bs}-{top}, (W) {bs}-{top}, (T) {bs}-{top}, "
                    f"ioengine=ssdlab-sim, iodepth={p.iodepth}")
     out.append(f"{fio_version_string()} (simulated drive {run.drive}, seed {run.seed})")
     for j, job in zip(doc["jobs"], run.jobs):
         p = job.plan
         out.append("")
-        out.append(f"{p.name}: (groupid={p.groupid}, jobs=1): err= 0: simulated")
+        out.append(f"{p.name}: (groupid={p.groupid}, jobs={p.reported_jobs}): err= 0: simulated")
         if p.description:
             out.append(f"  Description  : [{p.description}]")
         for d, name in enumerate(DIRS):

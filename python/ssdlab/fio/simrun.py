@@ -16,6 +16,7 @@ says so, before anything runs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -172,17 +173,85 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
         raise SsdlabError(f"the plan is for {plan.user_bytes} user bytes but the drive has {sim.user_bytes}")
     started_at = time.time()
     t0 = time.perf_counter()
-    results = sim.run_steps(steps, progress=progress)
+    results: List[StepResult] = []
+    segment: List[Dict[str, Any]] = []
+    for step in steps + [{"step": "end"}]:
+        if step["step"] in ("iolog", "end"):
+            if segment:
+                results.extend(sim.run_steps(segment, progress=progress))
+                segment = []
+            if step["step"] == "iolog":
+                results.append(_replay_iolog(sim, plan.jobs[step["job"]], len(results)))
+        else:
+            segment.append(step)
     wall = time.perf_counter() - t0
     first = results[1].start_s if len(results) > 1 else 0.0
-    jobs = [JobResult(jp, results[i], results[i].start_s - first)
-            for jp, i in zip(plan.jobs, plan.measured_step_indices())]
+    jobs = _job_results(plan, results, first)
     notes = list(plan.notes)
+    if any(len(g) > 1 for g in plan.together):
+        notes.append("jobs that run at the same time share the drive: their WA, NAND writes and erases are the "
+                     "drive's over the time they ran together")
     for jp in plan.jobs:
         for n in jp.notes:
             if n not in notes:
                 notes.append(n)
     return FioRun(plan, config, seed, jobs, wall, notes, started_at)
+
+
+def _replay_iolog(sim: Simulator, job: JobPlan, index: int) -> StepResult:
+    """An iolog job (read_iolog): the log replayed on the drive as `ssdlab replay` replays a trace,
+    open loop at its times, or with replay_no_stall as fast as possible at the job's iodepth."""
+    from ssdlab.replay.reader import TraceReader
+    from ssdlab.replay.run import place
+    from ssdlab.simulate import _series_frame
+
+    assert job.iolog is not None
+    mode = ({"mode": "afap", "queue_depth": job.iodepth} if job.iolog_no_stall else {"mode": "trace", "speed": 1.0})
+    options = {"label": job.name, "interval_ms": float(job.workload["interval_ms"]), "timing": mode}
+    with TraceReader(job.iolog, "iolog") as reader:
+        sim._core.replay_start(json.dumps(options))
+        try:
+            for batch in reader.batches():
+                offsets = place(batch, sim.user_bytes, "refuse", 0, reader.shown)
+                sim._core.replay_feed(batch.kinds, offsets, batch.lengths, batch.times_ns)
+        finally:
+            raw, series = sim._core.replay_finish()
+    phase = json.loads(raw)["phase"]
+    if sum(phase["ios"]) == 0:
+        raise SsdlabError(f"job '{job.name}': the iolog {job.iolog!r} holds no read, write or trim")
+    interval_s, frame = _series_frame(series)
+    return StepResult(index=index, kind="run", label=job.name, start_s=phase["start_ns"] / 1e9,
+                      end_s=phase["end_ns"] / 1e9, phase=phase, counters=sim.counters(), free_blocks=0,
+                      interval_s=interval_s, series=frame)
+
+
+def _job_results(plan: FioPlan, results: List[StepResult], first: float) -> List[JobResult]:
+    """One result per job as fio reports it: each job (a clone is a job), or with
+    group_reporting one per group of jobs that ran together (their IOs summed, their latency
+    distributions merged)."""
+    indices = plan.measured_step_indices()
+    out: List[JobResult] = []
+    reported = set()
+    for k, jp in enumerate(plan.jobs):
+        step = results[indices[k]]
+        member = plan.member_index(k)
+        if member is None:
+            out.append(JobResult(jp, step, step.start_s - first))
+            continue
+        if jp.group_reporting:
+            group = next(g for g in plan.together if k in g)
+            report = plan.report_as(group)[member]
+            if (group[0], report) in reported:
+                continue
+            reported.add((group[0], report))
+            count = plan.report_as(group).count(report)
+            lead = dataclasses.replace(jp, reported_jobs=count)
+            g = step.groups[report]
+            out.append(JobResult(lead, g, g.start_s - first))
+            continue
+        m = step.members[member]
+        out.append(JobResult(jp, m, m.start_s - first))
+    return out
 
 
 def drive_config(drive: Union[str, DriveConfig, None] = None, *, capacity: Optional[int] = None,

@@ -29,14 +29,23 @@ ramp_time                 an unreported run step of that length before the job
 log_avg_msec              interval_ms (1000 when unset: the simulator cannot log every IO)
 ========================  =====================================================================
 
-Jobs run one after another. Jobs that fio would run at the same time (no ``stonewall`` between
-them) are rejected unless `sequential_jobs` is set, in which case they run in file order and a
-note says so.
+Jobs separated by ``stonewall`` run one after another; jobs with no ``stonewall`` between them,
+and the ``numjobs`` clones of a job, run at the same time on the drive (one ``run_together``
+step), as fio runs them. With `sequential_jobs` they run one after another instead, and a note
+says so.
+
+random_distribution       distribution (zipf, pareto, normal, zoned, zoned_abs; random offsets)
+bssplit / bsrange         block_sizes / block_range (block_bytes is the smallest size)
+rate / rate_iops r,w,t    rate_iops_per_direction (mixed jobs)
+numjobs, no stonewall     jobs in one run_together step
+group_reporting           each group's jobs reported as one
 """
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -122,6 +131,12 @@ class JobPlan:
     steady_state_text: Optional[str] = None
     requirements: List[Requirement] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    largest_block: int = 0
+    clone: int = 0  # which of the job's numjobs clones (0 for the first)
+    iolog: Optional[str] = None  # read_iolog: the log replayed instead of the workload
+    iolog_no_stall: bool = False
+    group_reporting: bool = False
+    reported_jobs: int = 1  # with group_reporting: the jobs this report stands for
 
 
 @dataclass
@@ -132,20 +147,54 @@ class FioPlan:
     notes: List[str]
     global_options: Dict[str, str]
 
+    together: List[List[int]] = field(default_factory=list)
+    """The jobs (indices into `jobs`) that run at the same time, in file order: a job file's jobs
+    between two stonewalls, and a job's numjobs clones. Empty: each job alone."""
+
+    def _groups(self) -> List[List[int]]:
+        return self.together or [[i] for i in range(len(self.jobs))]
+
     def steps(self) -> List[Dict[str, Any]]:
-        """Every step: a secure erase (a fresh drive), then each job's steps."""
+        """Every step: a secure erase (a fresh drive), then each job's steps; jobs that run at
+        the same time share one ``run_together`` step."""
         out: List[Dict[str, Any]] = [{"step": "secure_erase"}]
-        for j in self.jobs:
-            out.extend(j.steps)
+        for group in self._groups():
+            if len(group) == 1 and self.jobs[group[0]].iolog is not None:
+                out.append({"step": "iolog", "job": group[0]})  # run_plan replays it (ssdlab.replay)
+            elif len(group) == 1:
+                out.extend(self.jobs[group[0]].steps)
+            else:
+                out.append({"step": "run_together", "workloads": [self.jobs[i].workload for i in group],
+                            "report_as": self.report_as(group)})
         return out
 
+    def report_as(self, group: List[int]) -> List[int]:
+        """Reporting groups within a group of jobs that run together, as fio's group_reporting
+        makes them: the jobs that set it are reported as one, each other job alone."""
+        keys = [-1 if self.jobs[i].group_reporting else i for i in group]  # -1: the shared report
+        seen: Dict[int, int] = {}
+        return [seen.setdefault(key, len(seen)) for key in keys]
+
     def measured_step_indices(self) -> List[int]:
-        """Index in `steps()` of each job's measured run step."""
-        out, i = [], 1
-        for j in self.jobs:
-            i += len(j.steps)
-            out.append(i - 1)
+        """Index in `steps()` of each job's measured run step (shared by jobs that run together)."""
+        out = [0] * len(self.jobs)
+        i = 1
+        for group in self._groups():
+            if len(group) == 1:
+                i += 1 if self.jobs[group[0]].iolog is not None else len(self.jobs[group[0]].steps)
+                out[group[0]] = i - 1
+            else:
+                for k in group:
+                    out[k] = i
+                i += 1
         return out
+
+    def member_index(self, job: int) -> Optional[int]:
+        """The job's place in its ``run_together`` step, or None when it runs alone."""
+        for group in self._groups():
+            if job in group and len(group) > 1:
+                return group.index(job)
+        return None
 
 
 def options_dict(options: List[RawOption]) -> Dict[str, str]:
@@ -227,24 +276,182 @@ def _block_bytes(j: _Job, dirs: str) -> int:
             sizes.add(4096)
             continue
         if "-" in text or ":" in text:
-            raise o.error(f"bs={o.value}: block size ranges are not supported by the simulator; give one size")
+            raise o.error(f"bs={o.value}: for a range of sizes use bsrange=MIN-MAX, for a mix bssplit=SIZE/PCT:...")
         n = parse_size(o, j.kb_base, value=text)
         assert isinstance(n, int)
         sizes.add(n)
     if len(sizes) != 1:
         raise o.error(f"bs={o.value}: the simulator runs one request size per job; use the same size for every direction this rw uses")
     bs = sizes.pop()
-    if bs <= 0 or bs % UNIT:
+    _check_unit(o, bs, j)
+    return bs
+
+
+def _check_unit(o: RawOption, n: int, j: _Job, what: Optional[str] = None) -> None:
+    if n <= 0 or n % UNIT:
         hint = ""
         if "ib" in (o.value or "").lower() and j.kb_base == 1024:
             hint = " (with fio's default kb_base=1024, 'KiB' means 1000 bytes; write 4k)"
-        raise o.error(f"bs={o.value} is {bs} bytes; the simulator needs a positive multiple of 4096{hint}")
+        subject = f"{o.name}={o.value}: {what}" if what else f"{o.name}={o.value}"
+        raise o.error(f"{subject} is {n} bytes; the simulator needs a positive multiple of 4096{hint}")
+
+
+def _one_value(o: RawOption, dirs: str) -> str:
+    """The value of a read,write,trim option for the directions `dirs` uses: they must agree."""
+    values = _split_dirs(o)
+    used = {values[_DIR_INDEX[d]] for d in dirs}
+    used.discard(None)
+    if len(used) > 1:
+        raise o.error(f"{o.name}={o.value}: different values per direction are not supported by the simulator; "
+                      f"give one for every direction this rw uses")
+    if not used:
+        raise o.error(f"{o.name}={o.value}: no value for the directions this job uses")
+    return used.pop() or ""
+
+
+def _bssplit(j: _Job, o: RawOption, dirs: str) -> List[Tuple[int, float]]:
+    """fio's bssplit: SIZE/PCT entries separated by ':'; entries without a share split what is
+    left equally (as fio does)."""
+    text = _one_value(o, dirs)
+    shares: Dict[int, Optional[float]] = {}
+    for entry in text.split(":"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        size_text, _, pct_text = entry.partition("/")
+        n = parse_size(o, j.kb_base, value=size_text)
+        assert isinstance(n, int)
+        _check_unit(o, n, j, f"size {size_text}")
+        pct: Optional[float] = None
+        if pct_text.strip():
+            fake = RawOption(o.name, pct_text.strip(), o.where)
+            pct = parse_float(fake)
+            if not (0 <= pct <= 100):
+                raise o.error(f"bssplit={o.value}: share {pct_text} is not a percentage")
+        if n in shares:
+            raise o.error(f"bssplit={o.value}: size {size_text} is listed twice")
+        shares[n] = pct
+    if not shares:
+        raise o.error(f"bssplit={o.value}: no SIZE/PCT entries")
+    given = sum(p for p in shares.values() if p is not None)
+    missing = [n for n, p in shares.items() if p is None]
+    if given > 100 + 1e-9 or (not missing and abs(given - 100) > 1e-6):
+        raise o.error(f"bssplit={o.value}: the shares add up to {given:g} %, not 100 %")
+    rest = (100 - given) / len(missing) if missing else 0.0
+    return sorted((n, p if p is not None else rest) for n, p in shares.items())
+
+
+def _bsrange(j: _Job, o: RawOption, dirs: str) -> Tuple[int, int]:
+    text = _one_value(o, dirs)
+    lo_text, dash, hi_text = text.partition("-")
+    if not dash:
+        raise o.error(f"bsrange={o.value}: expected MIN-MAX, e.g. 4k-64k")
+    lo, hi = parse_size(o, j.kb_base, value=lo_text), parse_size(o, j.kb_base, value=hi_text)
+    assert isinstance(lo, int) and isinstance(hi, int)
+    _check_unit(o, lo, j, "the smallest size")
+    _check_unit(o, hi, j, "the largest size")
+    if lo > hi:
+        raise o.error(f"bsrange={o.value}: the smallest size is larger than the largest")
+    return lo, hi
+
+
+@dataclass
+class Sizes:
+    """A job's request sizes: the smallest (`bs`, the alignment of random offsets), the largest,
+    the mean (for rate= in bytes), the core's workload fields and fio's ``bs=(R) a-b`` text."""
+
+    bs: int
+    largest: int
+    mean: float
+    fields: Dict[str, Any]
+
+
+def _sizes(j: _Job, dirs: str) -> Sizes:
+    split, rng = j.get("bssplit"), j.get("bsrange")
+    if split is not None and rng is not None:
+        raise rng.error("give bssplit or bsrange, not both")
     ba = j.get("ba")
+    if split is not None:
+        mix = _bssplit(j, split, dirs)
+        bs = mix[0][0]
+        sizes = Sizes(bs, mix[-1][0], sum(n * p for n, p in mix) / 100,
+                      {"block_sizes": [{"bytes": n, "pct": p} for n, p in mix]})
+    elif rng is not None:
+        lo, hi = _bsrange(j, rng, dirs)
+        sizes = Sizes(lo, hi, (lo + hi) / 2, {"block_range": [lo, hi]} if hi > lo else {})
+    else:
+        bs = _block_bytes(j, dirs)
+        sizes = Sizes(bs, bs, float(bs), {})
     if ba is not None:
         bav = parse_size(ba, j.kb_base)
-        if bav != bs:
-            raise ba.error(f"ba={ba.value}: alignment other than the block size is not supported by the simulator")
-    return bs
+        if bav != sizes.bs:
+            raise ba.error(f"ba={ba.value}: alignment other than the (smallest) block size is not supported by the "
+                           f"simulator")
+    return sizes
+
+
+_DISTRIBUTIONS = ("random", "zipf", "pareto", "normal", "zoned", "zoned_abs")
+
+
+def _random_distribution(j: _Job, o: RawOption, span: int) -> Dict[str, Any]:
+    """fio's random_distribution as the core's `distribution` (docs/fio.md)."""
+    text = (o.value or "").strip()
+    kind, _, rest = text.partition(":")
+    kind = kind.strip()
+    if kind not in _DISTRIBUTIONS:
+        raise o.error(f"random_distribution={text}: choose one of {', '.join(_DISTRIBUTIONS)}")
+    if kind == "random":
+        if rest:
+            raise o.error(f"random_distribution={text}: 'random' takes no parameter")
+        return {"kind": "uniform"}
+    if kind in ("zipf", "pareto", "normal"):
+        if not rest or ":" in rest:
+            raise o.error(f"random_distribution={text}: expected {kind}:VALUE (a center or a second value is not "
+                          f"supported by the simulator)")
+        v = parse_float(RawOption(o.name, rest.strip(), o.where))
+        if kind == "zipf":
+            if not (v > 0 and abs(v - 1.0) > 1e-9):
+                raise o.error(f"random_distribution={text}: zipf theta must be positive and not 1.0 (as in fio)")
+            return {"kind": "zipf", "theta": v}
+        if kind == "pareto":
+            if not 0 < v < 1:
+                raise o.error(f"random_distribution={text}: pareto h must be between 0 and 1 (as in fio)")
+            return {"kind": "pareto", "h": v}
+        if not 0 <= v <= 100:
+            raise o.error(f"random_distribution={text}: normal sigma is a percentage of the region, 0 to 100")
+        return {"kind": "normal", "sigma_pct": v}
+    zones = []
+    entries = [e.strip() for e in rest.split(":") if e.strip()]
+    if entries and entries[0] in ("r", "w", "t"):
+        raise o.error(f"random_distribution={text}: per-direction zones are not supported by the simulator; give "
+                      f"one set of zones")
+    for entry in entries:
+        a, slash, b = entry.partition("/")
+        if not slash:
+            raise o.error(f"random_distribution={text}: zone '{entry}' is not ACCESS%/SIZE")
+        access = parse_float(RawOption(o.name, a.strip(), o.where))
+        if kind == "zoned":
+            size = parse_float(RawOption(o.name, b.strip(), o.where))
+        else:
+            n = parse_size(o, j.kb_base, value=b.strip())
+            assert isinstance(n, int)
+            size = float(n)
+        zones.append({"access_pct": access, "size": size})
+    if not zones:
+        raise o.error(f"random_distribution={text}: no zones")
+    total = sum(z["access_pct"] for z in zones)
+    if abs(total - 100) > 1e-6:
+        raise o.error(f"random_distribution={text}: the zones' access shares add up to {total:g} %, not 100 %")
+    if kind == "zoned":
+        size = sum(z["size"] for z in zones)
+        if abs(size - 100) > 1e-6:
+            raise o.error(f"random_distribution={text}: the zones' sizes add up to {size:g} %, not 100 %")
+        return {"kind": "zoned", "zones": zones}
+    size = sum(z["size"] for z in zones)
+    if size > span:
+        raise o.error(f"random_distribution={text}: the zones add up to {int(size)} bytes, more than the job's "
+                      f"{span}-byte region")
+    return {"kind": "zoned_abs", "zones": zones}
 
 
 def _engine(j: _Job) -> str:
@@ -277,12 +484,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     iodepth_opt = j.get("iodepth")
     iodepth = parse_int(iodepth_opt, 1, 65536) if iodepth_opt is not None else 1
     if nj is not None:
-        n = parse_int(nj, 1)
-        if n != 1:
-            raise nj.error(
-                f"numjobs={n}: the simulator runs one job at a time; use numjobs=1 with "
-                f"iodepth={n * iodepth} for the same number of IOs in flight"
-            )
+        parse_int(nj, 1, 4096)  # the clones are made by `plan`
     nf = j.get("nrfiles")
     if nf is not None and parse_int(nf, 1) != 1:
         raise nf.error(f"nrfiles={nf.value}: the simulated drive is one device; use nrfiles=1")
@@ -301,8 +503,6 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     if seq is not None and (seq.value or "").strip() != "sequential":
         raise seq.error(f"rw_sequencer={seq.value}: only 'sequential' is supported by the simulator")
     rd = j.get("random_distribution")
-    if rd is not None and (rd.value or "").strip() != "random":
-        raise rd.error(f"random_distribution={rd.value}: only uniform ('random') offsets are supported by the simulator")
     pr = j.get("percentage_random")
     if pr is not None:
         want = "100" if pattern == "random" else "0"
@@ -325,7 +525,8 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         if pattern == "sequential":
             plan_notes.append(f"{who}: sequential reads and writes share one cursor (fio keeps one per direction)")
 
-    bs = _block_bytes(j, dirs)
+    sizes = _sizes(j, dirs)
+    bs = sizes.bs
 
     # engine and depth
     engine = _engine(j)
@@ -394,9 +595,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
             f"{user_bytes} user bytes; lower it or pass a larger --capacity"
         )
     whole = _round_down(span, bs)
-    if whole < bs:
+    if whole < sizes.largest:
         raise (region_opt.error if region_opt else (lambda m: SsdlabError(f"{j.where()}: {m}")))(
-            f"{who}: the region ({span} bytes) is smaller than one block ({bs} bytes)")
+            f"{who}: the region ({span} bytes) is smaller than one block ({sizes.largest} bytes)")
     if whole != span:
         plan_notes.append(f"{who}: region rounded down from {span} to {whole} bytes (whole {bs}-byte blocks)")
         span = whole
@@ -463,21 +664,36 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     ri, rb = j.get("rate_iops"), j.get("rate")
     if ri is not None and rb is not None:
         raise rb.error("rate and rate_iops are mutually exclusive (as in fio)")
+    rate_per_dir: List[Optional[float]] = [None, None, None]
     for o in (ri, rb):
         if o is None:
             continue
+
+        def iops(text: str, o: RawOption = o) -> float:
+            fake = RawOption(o.name, text, o.where)
+            n = parse_int(fake, 1) if o is ri else parse_size(fake, j.kb_base)
+            assert isinstance(n, int)
+            r = float(n) if o is ri else n / sizes.mean
+            if r < 1:
+                raise o.error(f"{o.name}={o.value}: below one {format_size(bs)} request per second; the simulator's "
+                              f"lowest rate is 1 IOPS")
+            return r
+
         if core_rw == "mixed":
-            raise o.error(f"{o.name}={o.value}: rate limits on mixed jobs are per direction in fio; not supported by the simulator")
+            # fio caps each direction on its own: rate=r,w (one value: the same cap for each).
+            values = _split_dirs(o)
+            for d in dirs:
+                text = values[_DIR_INDEX[d]]
+                if text is not None and text.strip() not in ("", "0"):
+                    rate_per_dir[_DIR_INDEX[d]] = iops(text)
+            continue
         text = _per_dir_value(o, dirs[-1] if core_rw == "trim-write" else dirs)
         if text is None:
             continue
-        fake = RawOption(o.name, text, o.where)
-        n = parse_int(fake, 1) if o is ri else parse_size(fake, j.kb_base)
-        assert isinstance(n, int)
-        rate_iops = float(n) if o is ri else n / bs
-        if rate_iops < 1:
-            raise o.error(f"{o.name}={o.value}: below one {format_size(bs)} request per second; the simulator's "
-                          f"lowest rate is 1 IOPS")
+        rate_iops = iops(text)
+        if o is rb and sizes.largest != sizes.bs:
+            plan_notes.append(f"{who}: rate= in bytes becomes {rate_iops:,.1f} IOPS at the size mix's mean request "
+                              f"of {sizes.mean:,.0f} bytes")
     rp = j.get("rate_process")
     if rp is not None and (rp.value or "").strip() != "linear":
         raise rp.error(f"rate_process={rp.value}: only 'linear' is supported by the simulator")
@@ -621,6 +837,26 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         "interval_ms": interval_ms,
         "seed": seed,
     }
+    workload.update(sizes.fields)
+    if any(r is not None for r in rate_per_dir):
+        workload["rate_iops_per_direction"] = rate_per_dir
+    if rd is not None:
+        dist = _random_distribution(j, rd, span)
+        if dist["kind"] != "uniform":
+            if pattern != "random":
+                plan_notes.append(f"{who}: random_distribution applies to random offsets; rw={fio_rw} is sequential "
+                                  f"(as in fio, it has no effect)")
+            else:
+                workload["distribution"] = dist
+                if random_map:
+                    random_map = False
+                    requirements[:] = [r for r in requirements if r.feature != "random_map"]
+                    plan_notes.append(f"{who}: random_distribution={rd.value} draws offsets with replacement "
+                                      f"(fio's random map would stop a skewed distribution from repeating blocks)")
+    if sizes.fields and pattern == "random" and random_map:
+        random_map = False
+        requirements[:] = [r for r in requirements if r.feature != "random_map"]
+        plan_notes.append(f"{who}: a size mix draws random offsets with replacement (as with norandommap)")
     if random_map is not None:
         workload["random_map"] = random_map
     if steady is not None:
@@ -647,7 +883,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     return JobPlan(
         job=job, name=name, index=job.index, groupid=groupid,
         description=desc.value if desc is not None else None,
-        fio_rw=fio_rw, directions=dirs, block_bytes=bs, iodepth=depth,
+        fio_rw=fio_rw, directions=dirs, block_bytes=bs, largest_block=sizes.largest, iodepth=depth,
         workload=workload, steps=steps, logs=logs, log_msec=log_msec, log_offset=log_offset,
         log_prio=log_prio, per_job_logs=per_job_logs, percentiles=percentiles,
         clat_percentiles=clat_pct, lat_percentiles=lat_pct,
@@ -668,24 +904,66 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
     notes: List[str] = []
     host_used: List[str] = []
     plans: List[JobPlan] = []
+    together: List[List[int]] = []
     groupid = 0
     for i, job in enumerate(jobs):
         for h in _check_known(job):
             if h not in host_used:
                 host_used.append(h)
         j = _Job(job)
+        stonewall = i == 0 or _is_set(j, "stonewall")
         if i > 0:
             if _is_set(j, "stonewall") or _is_set(j, "new_group"):
                 groupid += 1
-            if not _is_set(j, "stonewall"):
-                if not sequential_jobs:
-                    raise SsdlabError(
-                        f"{job.where}: job '{job.name}' has no stonewall, so fio would run it at the same time "
-                        f"as '{jobs[i - 1].name}'; the simulator runs one job at a time: add 'stonewall' "
-                        f"(or pass --sequential-jobs to run them one after another)"
-                    )
-                notes.append(f"job '{job.name}' runs after '{jobs[i - 1].name}', not at the same time as fio would (--sequential-jobs)")
-        plans.append(_job_plan(j, user_bytes, groupid, notes))
+            if not stonewall and sequential_jobs:
+                notes.append(f"job '{job.name}' runs after '{jobs[i - 1].name}', not at the same time as fio would "
+                             f"(--sequential-jobs)")
+                stonewall = True
+        nj = j.get("numjobs")
+        clones = parse_int(nj, 1, 4096) if nj is not None else 1
+        first = _job_plan(j, user_bytes, groupid, notes)
+        log = j.get("read_iolog")
+        if log is not None:
+            if clones > 1 or not stonewall or (i + 1 < len(jobs) and not _is_set(_Job(jobs[i + 1]), "stonewall")
+                                                and not sequential_jobs):
+                raise log.error(f"read_iolog={log.value}: an iolog job must run alone (numjobs=1, and stonewall "
+                                f"before the next job); the simulator does not replay a log alongside other jobs")
+            text = (log.value or "").strip()
+            if not text:
+                raise log.error("read_iolog needs a file name")
+            first.iolog = text if os.path.isabs(text) else os.path.join(os.path.dirname(str(jobfile.path)), text)
+            first.iolog_no_stall = _bool(j, "replay_no_stall", False)
+            how = (f"as fast as possible at iodepth {first.iodepth}" if first.iolog_no_stall
+                   else "at its recorded times, open loop")
+            first.notes.append(f"job '{job.name}': replays {text} ({how}); rw, bs and size do not apply")
+        first.group_reporting = _is_set(j, "group_reporting")
+        members = [first]
+        for c in range(1, clones):
+            clone = copy.deepcopy(first)
+            clone.clone = c
+            if clone.workload.get("seed") is not None:
+                clone.workload["seed"] = (clone.workload["seed"] + c) % 2**64
+            clone.steps = [dict(st, workload=clone.workload) if st.get("workload") is first.workload else
+                           copy.deepcopy(st) for st in first.steps]
+            members.append(clone)
+        if (not stonewall or clones > 1) and any(len(m.steps) > 1 for m in members):
+            raise SsdlabError(f"{job.where}: job '{job.name}' runs at the same time as other jobs (no stonewall, or "
+                              f"numjobs); startdelay and ramp_time are not supported for jobs that run together -- "
+                              f"remove them, or add 'stonewall'")
+        if not stonewall and together and any(len(plans[k].steps) > 1 for k in together[-1]):
+            raise SsdlabError(f"{job.where}: job '{job.name}' would run at the same time as '{jobs[i - 1].name}', "
+                              f"which has startdelay or ramp_time; not supported for jobs that run together")
+        indices = list(range(len(plans), len(plans) + len(members)))
+        if stonewall or not together:
+            together.append(indices)
+        else:
+            together[-1].extend(indices)
+        plans.extend(members)
+    for group in together:
+        intervals = {plans[k].workload["interval_ms"] for k in group}
+        if len(intervals) > 1:
+            raise SsdlabError(f"{plans[group[0]].job.where}: jobs that run at the same time must log at the same "
+                              f"log_avg_msec; set one value for all of them")
     if host_used:
         notes.append("accepted, no effect on the simulated drive: " + ", ".join(host_used))
-    return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options))
+    return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options), together)

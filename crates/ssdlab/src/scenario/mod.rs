@@ -39,11 +39,22 @@ pub trait Procedure {
 /// One step of a procedure.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+// A procedure has a handful of steps, built once: boxing the workload would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Step {
     /// Erase every block and forget every mapping.
     SecureErase,
     /// Run a workload phase.
     Run { workload: Workload },
+    /// Run workload phases at the same time on the drive (fio's jobs without `stonewall`
+    /// between them, or a job's `numjobs` clones).
+    RunTogether {
+        workloads: Vec<Workload>,
+        /// Each workload's reporting group (fio's `group_reporting`), if any: the result then
+        /// also holds each group's jobs as one (`groups`).
+        #[serde(default)]
+        report_as: Vec<u32>,
+    },
     /// Leave the drive idle.
     Idle { seconds: f64 },
     /// TRIM a byte range (a format TRIMs everything); `length_bytes` 0 means to the end.
@@ -58,6 +69,7 @@ impl Step {
         match self {
             Step::SecureErase => "secure_erase",
             Step::Run { .. } => "run",
+            Step::RunTogether { .. } => "run_together",
             Step::Idle { .. } => "idle",
             Step::Trim { .. } => "trim",
         }
@@ -72,8 +84,15 @@ pub struct StepResult {
     pub label: String,
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Set for `run` steps.
+    /// Set for `run` steps; for `run_together` steps, all the jobs as one (see
+    /// [`crate::workload::Together`]).
     pub phase: Option<PhaseResult>,
+    /// For `run_together` steps: each job's result, in the order given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseResult>,
+    /// For `run_together` steps with `report_as`: each reporting group's jobs as one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<PhaseResult>,
     /// Drive counters after the step.
     pub counters_after: Counters,
     pub free_blocks_after: u64,
@@ -95,6 +114,10 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
     for (i, step) in steps.iter().enumerate() {
         scheduled += match step {
             Step::Run { workload } => workload.duration_s.unwrap_or(0.0).max(0.0),
+            Step::RunTogether { workloads, .. } => workloads
+                .iter()
+                .map(|w| w.duration_s.unwrap_or(0.0).max(0.0))
+                .fold(0.0, f64::max),
             Step::Idle { seconds } => seconds.max(0.0),
             _ => 0.0,
         };
@@ -113,6 +136,37 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
                 amount_fits(drive, workload)
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
+            }
+            Step::RunTogether {
+                workloads,
+                report_as,
+            } => {
+                if !report_as.is_empty()
+                    && (report_as.len() != workloads.len()
+                        || report_as.iter().any(|&g| g as usize >= workloads.len()))
+                {
+                    return Err(Error::Workload(format!(
+                        "step {}: report_as needs one group number below {} per workload",
+                        i + 1,
+                        workloads.len()
+                    )));
+                }
+                if workloads.is_empty() || workloads.len() > limits::MAX_QUEUE_DEPTH as usize {
+                    return Err(Error::Workload(format!(
+                        "step {}: running together needs 1 to {} workloads, got {}",
+                        i + 1,
+                        limits::MAX_QUEUE_DEPTH,
+                        workloads.len()
+                    )));
+                }
+                for (k, workload) in workloads.iter().enumerate() {
+                    workload
+                        .validate(drive.user_units())
+                        .and_then(|()| amount_fits(drive, workload))
+                        .map_err(|e| {
+                            Error::Workload(format!("step {}, job {}: {e}", i + 1, k + 1))
+                        })?;
+                }
             }
             Step::Idle { seconds } => {
                 if !(seconds.is_finite() && *seconds > 0.0) {
@@ -208,6 +262,8 @@ pub fn run_steps(
     for (index, step) in steps.iter().enumerate() {
         let start = drive.now();
         let mut phase = None;
+        let mut phases = Vec::new();
+        let mut groups = Vec::new();
         let mut label = String::new();
         match step {
             Step::SecureErase => {
@@ -219,6 +275,24 @@ pub fn run_steps(
                     observer(index, p)
                 })?;
                 phase = Some(result);
+            }
+            Step::RunTogether {
+                workloads,
+                report_as,
+            } => {
+                let step_seed = derive_seed(seed, index as u64);
+                let seeds: Vec<u64> = (0..workloads.len() as u64)
+                    .map(|k| derive_seed(step_seed, k))
+                    .collect();
+                let jobs: Vec<&Workload> = workloads.iter().collect();
+                let together =
+                    crate::workload::run_together(&jobs, drive, &seeds, report_as, &mut |p| {
+                        observer(index, p)
+                    })?;
+                label.clone_from(&together.combined.label);
+                phase = Some(together.combined);
+                phases = together.jobs;
+                groups = together.groups;
             }
             Step::Idle { seconds } => {
                 drive.idle_until(start + SimTime((seconds * NS_PER_SEC as f64).round() as u64))?;
@@ -247,6 +321,8 @@ pub fn run_steps(
             start_ns: start.ns(),
             end_ns: drive.now().ns(),
             phase,
+            phases,
+            groups,
             counters_after: drive.counters(),
             free_blocks_after: drive.ftl().free_blocks(),
         });

@@ -2,12 +2,17 @@
 //! request stream (sequential or uniform random over a span; reads, writes, TRIMs or a mix), with
 //! optional think time and rate limit, until a time, IO-count or byte limit.
 
+mod distribution;
 mod engine;
+mod replay;
 mod steady;
 mod stream;
 
 use serde::{Deserialize, Serialize};
 
+pub use distribution::{Distribution, Zone};
+pub use engine::{run_together, Together};
+pub use replay::{Replay, ReplayOptions, ReplayResult, ReplayStats, Timing, TraceRequest};
 pub use steady::{SteadyCriterion, SteadyMetric, SteadyState};
 
 use crate::error::{Error, Result};
@@ -66,6 +71,9 @@ pub struct Workload {
     pub think_time_us: f64,
     /// Cap on submitted requests per second.
     pub rate_iops: Option<f64>,
+    /// Caps per direction (read, write, trim) on submitted requests per second (fio's
+    /// `rate_iops=r,w,t`): a request waits for its own direction's cap; the mix stays as drawn.
+    pub rate_iops_per_direction: [Option<f64>; 3],
     /// Compressed size / original size of the written data: 1.0 is incompressible.
     pub compressibility: f64,
     /// Length of one series interval.
@@ -80,6 +88,23 @@ pub struct Workload {
     /// Record completion times per 1/`position_buckets` of the span (HD Tach's MB/s against
     /// position); 0 turns it off.
     pub position_buckets: u32,
+    /// Where random requests land (fio's `random_distribution`); uniform by default.
+    pub distribution: Distribution,
+    /// Request sizes with their shares in percent (fio's `bssplit`); empty: `block_bytes` only.
+    /// `block_bytes` must then be the smallest size: random offsets align to it.
+    pub block_sizes: Vec<BlockShare>,
+    /// Request sizes drawn from `[min, max]` bytes as fio's `bsrange` draws them (uniformly,
+    /// aligned down to `min`); `block_bytes` must be `min`.
+    pub block_range: Option<[u64; 2]>,
+}
+
+/// One request size of a size mix and its share of the requests.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BlockShare {
+    pub bytes: u64,
+    /// Share of the requests, in percent.
+    pub pct: f64,
 }
 
 impl Default for Workload {
@@ -98,12 +123,16 @@ impl Default for Workload {
             byte_limit: None,
             think_time_us: 0.0,
             rate_iops: None,
+            rate_iops_per_direction: [None; 3],
             compressibility: 1.0,
             interval_ms: 1000.0,
             seed: None,
             random_map: false,
             steady_state: None,
             position_buckets: 0,
+            distribution: Distribution::Uniform,
+            block_sizes: Vec::new(),
+            block_range: None,
         }
     }
 }
@@ -148,6 +177,7 @@ struct Plan {
     byte_limit: Option<u64>,
     think: SimTime,
     rate_gap: Option<SimTime>,
+    direction_gaps: [Option<SimTime>; 3],
     interval_ns: u64,
 }
 
@@ -257,7 +287,12 @@ impl Workload {
                 )));
             }
         }
-        if let Some(r) = self.rate_iops {
+        for r in self
+            .rate_iops
+            .iter()
+            .chain(self.rate_iops_per_direction.iter().flatten())
+        {
+            let r = *r;
             if !(r.is_finite() && r >= limits::MIN_RATE_IOPS) {
                 return Err(Error::Workload(format!(
                     "{name}: rate_iops must be at least {} request per second, got {r}",
@@ -300,6 +335,24 @@ impl Workload {
                 limits::MAX_INTERVALS
             )));
         }
+        self.distribution
+            .validate(span_bytes)
+            .map_err(|e| Error::Workload(format!("{name}: {e}")))?;
+        let largest = self.check_sizes(name)?;
+        if span_bytes < largest {
+            return Err(Error::Workload(format!(
+                "{name}: the span ({span_bytes} bytes) is smaller than the largest request ({largest} bytes)"
+            )));
+        }
+        if (!self.block_sizes.is_empty()
+            || self.block_range.is_some()
+            || !self.distribution.is_uniform())
+            && self.position_buckets > 0
+        {
+            return Err(Error::Workload(format!(
+                "{name}: position buckets need one request size and uniform offsets"
+            )));
+        }
         if self.io_limit == Some(0) || self.byte_limit == Some(0) {
             return Err(Error::Workload(format!(
                 "{name}: IO and byte limits must be positive"
@@ -322,8 +375,55 @@ impl Workload {
             rate_gap: self
                 .rate_iops
                 .map(|r| SimTime((NS_PER_SEC as f64 / r).round().max(1.0) as u64)),
+            direction_gaps: self
+                .rate_iops_per_direction
+                .map(|r| r.map(|r| SimTime((NS_PER_SEC as f64 / r).round().max(1.0) as u64))),
             interval_ns: ((self.interval_ms * 1e6).round() as u64).max(1),
         })
+    }
+
+    /// Checks the size mix; returns the largest request size in bytes.
+    fn check_sizes(&self, name: &str) -> Result<u64> {
+        let unit_multiple = |b: u64| b > 0 && b % UNIT_BYTES == 0;
+        if !self.block_sizes.is_empty() && self.block_range.is_some() {
+            return Err(Error::Workload(format!(
+                "{name}: give a size mix (bssplit) or a size range (bsrange), not both"
+            )));
+        }
+        if !self.block_sizes.is_empty() {
+            let total: f64 = self.block_sizes.iter().map(|s| s.pct).sum();
+            if self
+                .block_sizes
+                .iter()
+                .any(|s| !(unit_multiple(s.bytes) && s.pct.is_finite() && s.pct >= 0.0))
+                || (total - 100.0).abs() > 1e-6
+            {
+                return Err(Error::Workload(format!(
+                    "{name}: a size mix needs sizes that are positive multiples of 4096 bytes and shares that add up \
+                     to 100 %, got {:?}",
+                    self.block_sizes
+                )));
+            }
+            let smallest = self.block_sizes.iter().map(|s| s.bytes).min().unwrap_or(0);
+            if smallest != self.block_bytes {
+                return Err(Error::Workload(format!(
+                    "{name}: with a size mix, block_bytes must be its smallest size ({smallest}), got {}",
+                    self.block_bytes
+                )));
+            }
+            return Ok(self.block_sizes.iter().map(|s| s.bytes).max().unwrap_or(0));
+        }
+        if let Some([lo, hi]) = self.block_range {
+            if !unit_multiple(lo) || !unit_multiple(hi) || lo > hi || lo != self.block_bytes {
+                return Err(Error::Workload(format!(
+                    "{name}: a size range needs multiples of 4096 bytes, min <= max and block_bytes = min, got \
+                     {lo}-{hi} with block_bytes {}",
+                    self.block_bytes
+                )));
+            }
+            return Ok(hi);
+        }
+        Ok(self.block_bytes)
     }
 
     /// Checks the workload against a drive of `user_units` units without running it.

@@ -7,8 +7,65 @@ use std::collections::VecDeque;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::distribution::Sampler;
 use super::{Pattern, Rw, Workload};
 use crate::drive::IoKind;
+use crate::units::UNIT_BYTES;
+
+/// Request sizes in units: one size, a mix with cumulative shares (fio's `bssplit`), or a range
+/// (fio's `bsrange`: `min + ⌊(max − min + 1)·u⌋` bytes, aligned down to `min` when it is a power of two).
+#[derive(Clone, Debug)]
+enum Sizes {
+    One(u64),
+    Mix(Vec<(f64, u64)>),
+    Range { min: u64, max: u64 },
+}
+
+impl Sizes {
+    fn new(w: &Workload, block_units: u64) -> Sizes {
+        if !w.block_sizes.is_empty() {
+            let mut acc = 0.0;
+            let mix = w
+                .block_sizes
+                .iter()
+                .map(|s| {
+                    acc += s.pct / 100.0;
+                    (acc, s.bytes / UNIT_BYTES)
+                })
+                .collect();
+            Sizes::Mix(mix)
+        } else if let Some([lo, hi]) = w.block_range {
+            Sizes::Range {
+                min: lo / UNIT_BYTES,
+                max: hi / UNIT_BYTES,
+            }
+        } else {
+            Sizes::One(block_units)
+        }
+    }
+
+    #[inline]
+    fn next(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        match self {
+            Sizes::One(u) => *u,
+            Sizes::Mix(mix) => {
+                let u: f64 = rng.gen();
+                mix.iter()
+                    .find(|&&(c, _)| u < c)
+                    .map_or(mix[mix.len() - 1].1, |&(_, units)| units)
+            }
+            Sizes::Range { min, max } => {
+                // In bytes, as fio draws it: min + ⌊(max − min + 1)·u⌋, aligned down to min (a
+                // power of two) or to the 4 KiB unit.
+                let (lo, hi) = (min * UNIT_BYTES, max * UNIT_BYTES);
+                let len = lo + ((hi - lo + 1) as f64 * rng.gen::<f64>()) as u64;
+                let len = len.min(hi);
+                let align = if lo.is_power_of_two() { lo } else { UNIT_BYTES };
+                (len / align * align).max(lo) / UNIT_BYTES
+            }
+        }
+    }
+}
 
 /// A pseudo-random permutation of `0..n`: a keyed bijection on the next power of two, walked in
 /// order, skipping values at or above `n`.
@@ -77,7 +134,11 @@ pub(super) struct RequestStream {
     blocks_in_span: u64,
     cursor: u64,
     permutation: Option<Permutation>,
-    ahead: VecDeque<(IoKind, u64)>,
+    sizes: Sizes,
+    /// Where random offsets land, for anything but one size with uniform offsets drawn from a
+    /// random map.
+    sampler: Sampler,
+    ahead: VecDeque<(IoKind, u64, u64)>,
 }
 
 /// How far ahead requests are generated (and their mapping entries prefetched).
@@ -93,8 +154,18 @@ impl RequestStream {
     ) -> RequestStream {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let blocks_in_span = span_units / block_units;
-        let permutation = (w.random_map && w.pattern == Pattern::Random)
+        let sizes = Sizes::new(w, block_units);
+        // A random map covers equal blocks; a size mix or a skewed distribution draws offsets
+        // with replacement (as fio with norandommap).
+        let mapped = matches!(sizes, Sizes::One(_)) && w.distribution.is_uniform();
+        let permutation = (w.random_map && mapped && w.pattern == Pattern::Random)
             .then(|| Permutation::new(blocks_in_span, &mut rng));
+        let sampler = Sampler::new(
+            &w.distribution,
+            blocks_in_span,
+            block_units * UNIT_BYTES,
+            &mut rng,
+        );
         let mut stream = RequestStream {
             rng,
             rw: w.rw,
@@ -106,6 +177,8 @@ impl RequestStream {
             blocks_in_span,
             cursor: span_start,
             permutation,
+            sizes,
+            sampler,
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
         };
         for _ in 0..LOOKAHEAD {
@@ -115,9 +188,10 @@ impl RequestStream {
         stream
     }
 
-    /// The next request, and the ones queued behind it (for prefetching).
+    /// The next request (direction, first unit, units), and the ones queued behind it (for
+    /// prefetching).
     #[inline]
-    pub(super) fn next(&mut self) -> (IoKind, u64) {
+    pub(super) fn next(&mut self) -> (IoKind, u64, u64) {
         let r = self.generate();
         self.ahead.push_back(r);
         self.ahead
@@ -127,11 +201,11 @@ impl RequestStream {
 
     /// The request `i` places behind the next one.
     #[inline]
-    pub(super) fn peek(&self, i: usize) -> Option<(IoKind, u64)> {
+    pub(super) fn peek(&self, i: usize) -> Option<(IoKind, u64, u64)> {
         self.ahead.get(i).copied()
     }
 
-    fn generate(&mut self) -> (IoKind, u64) {
+    fn generate(&mut self) -> (IoKind, u64, u64) {
         let kind = match self.rw {
             Rw::Read => IoKind::Read,
             Rw::Write | Rw::TrimWrite => IoKind::Write,
@@ -144,7 +218,19 @@ impl RequestStream {
                 }
             }
         };
+        let units = self.sizes.next(&mut self.rng);
         let lpn = match self.pattern {
+            Pattern::Random if self.permutation.is_none() => {
+                let block = self.sampler.next(&mut self.rng);
+                let lpn = self.span_start + block * self.block_units;
+                if lpn + units > self.span_end {
+                    // A large request near the end moves back to fit, keeping the alignment.
+                    (self.span_end - units - self.span_start) / self.block_units * self.block_units
+                        + self.span_start
+                } else {
+                    lpn
+                }
+            }
             Pattern::Random => {
                 let block = match &mut self.permutation {
                     Some(p) => {
@@ -162,15 +248,15 @@ impl RequestStream {
                 self.span_start + block * self.block_units
             }
             Pattern::Sequential => {
-                if self.cursor + self.block_units > self.span_end {
+                if self.cursor + units > self.span_end {
                     self.cursor = self.span_start;
                 }
                 let l = self.cursor;
-                self.cursor += self.block_units;
+                self.cursor += units;
                 l
             }
         };
-        (kind, lpn)
+        (kind, lpn, units)
     }
 }
 

@@ -1,0 +1,333 @@
+//! Trace replay: requests given one by one (direction, byte offset, byte length, timestamp), fed
+//! in batches by whoever reads the trace, played on a drive either open loop at the trace's
+//! timestamps (scaled by a speed factor) or closed loop as fast as possible at a queue depth.
+//!
+//! Requests are taken as the host sent them, in bytes: one that starts or ends inside a 4 KiB
+//! unit is unaligned. An unaligned read reads the whole units it touches; an unaligned write
+//! costs a read-modify-write of its partial first and last units ([`Drive::submit_read_modify_write`]);
+//! an unaligned TRIM unmaps only the units it covers whole (a drive cannot unmap part of a unit),
+//! and the bytes it leaves mapped are counted. Every byte of every request is counted in the
+//! result: `bytes` are the requests' own byte lengths.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use serde::{Deserialize, Serialize};
+
+use super::PhaseResult;
+use crate::drive::{Drive, Io, IoKind};
+use crate::error::{Error, Result};
+use crate::ftl::{Counters, Tally};
+use crate::limits;
+use crate::metrics::{IntervalClock, LatencyRecorder, Series};
+use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
+
+/// One request of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRequest {
+    pub kind: IoKind,
+    /// Byte offset on the drive.
+    pub offset: u64,
+    /// Byte length (positive).
+    pub length: u64,
+    /// The trace's timestamp, in nanoseconds (any origin).
+    pub time_ns: u64,
+}
+
+/// When requests are submitted.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[serde(tag = "mode", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Timing {
+    /// Open loop: each request arrives at its timestamp (relative to the first request's),
+    /// divided by `speed`; requests the drive cannot absorb wait, and their latency shows it.
+    Trace { speed: f64 },
+    /// Closed loop: `queue_depth` requests outstanding, each submitted when one completes.
+    Afap { queue_depth: u32 },
+}
+
+/// How a replay runs.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayOptions {
+    pub label: String,
+    pub timing: Timing,
+    /// Length of one series interval.
+    pub interval_ms: f64,
+}
+
+/// What a replay did beyond a phase's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReplayStats {
+    /// Requests replayed.
+    pub requests: u64,
+    /// Requests that start or end inside a 4 KiB unit, by direction.
+    pub unaligned_requests: [u64; 3],
+    /// Units the drive read to merge partial units of unaligned writes.
+    pub rmw_read_units: u64,
+    /// Bytes of unaligned TRIMs that lay in partly covered units, and so stayed mapped.
+    pub trim_bytes_not_unmapped: u64,
+    /// Units moved by direction: the whole units the requests touched (reads, writes) or
+    /// unmapped (TRIMs).
+    pub units: [u64; 3],
+    /// Requests whose timestamp was earlier than the one before (submitted at the earlier's
+    /// time, since a host cannot send a request back in time).
+    pub out_of_order: u64,
+}
+
+/// The result of a replay.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReplayResult {
+    pub phase: PhaseResult,
+    pub stats: ReplayStats,
+}
+
+/// A replay in progress on a drive.
+#[derive(Debug)]
+pub struct Replay {
+    options: ReplayOptions,
+    start: SimTime,
+    interval_ns: u64,
+    speed: f64,
+    first_trace_ns: Option<u64>,
+    last_arrival: SimTime,
+    slots: BinaryHeap<Reverse<SimTime>>,
+    counters_before: Counters,
+    before: Tally,
+    series: Series,
+    submit_clock: IntervalClock,
+    done_clock: IntervalClock,
+    latency: [LatencyRecorder; 3],
+    ios: [u64; 3],
+    bytes: [u64; 3],
+    last_ack: SimTime,
+    stats: ReplayStats,
+}
+
+impl Replay {
+    /// Starts a replay on `drive` at its current time.
+    pub fn start(drive: &mut Drive, options: ReplayOptions) -> Result<Replay> {
+        if !(options.interval_ms.is_finite() && options.interval_ms >= limits::MIN_INTERVAL_MS) {
+            return Err(Error::Workload(format!(
+                "interval_ms must be at least {} ms, got {}",
+                limits::MIN_INTERVAL_MS,
+                options.interval_ms
+            )));
+        }
+        let (speed, depth) = match options.timing {
+            Timing::Trace { speed } => {
+                if !(speed.is_finite() && speed > 0.0 && speed <= 1e9) {
+                    return Err(Error::Workload(format!(
+                        "speed must be a positive factor up to 1e9, got {speed}"
+                    )));
+                }
+                (speed, 0)
+            }
+            Timing::Afap { queue_depth } => {
+                if queue_depth == 0 || queue_depth > limits::MAX_QUEUE_DEPTH {
+                    return Err(Error::Workload(format!(
+                        "queue depth must be between 1 and {}, got {queue_depth}",
+                        limits::MAX_QUEUE_DEPTH
+                    )));
+                }
+                (1.0, queue_depth)
+            }
+        };
+        let start = drive.now();
+        let interval_ns = ((options.interval_ms * 1e6).round() as u64).max(1);
+        drive.start_work_log(start, interval_ns);
+        Ok(Replay {
+            options,
+            start,
+            interval_ns,
+            speed,
+            first_trace_ns: None,
+            last_arrival: start,
+            slots: (0..depth).map(|_| Reverse(start)).collect(),
+            counters_before: drive.counters(),
+            before: drive.tally(),
+            series: Series::new(interval_ns),
+            submit_clock: IntervalClock::new(interval_ns),
+            done_clock: IntervalClock::new(interval_ns),
+            latency: Default::default(),
+            ios: [0; 3],
+            bytes: [0; 3],
+            last_ack: start,
+            stats: ReplayStats::default(),
+        })
+    }
+
+    /// Requests replayed so far.
+    pub fn requests(&self) -> u64 {
+        self.stats.requests
+    }
+
+    /// Simulated seconds since the replay started, up to the last submission.
+    pub fn sim_seconds(&self) -> f64 {
+        (self.last_arrival - self.start).as_secs_f64()
+    }
+
+    /// When request `r` is submitted.
+    fn arrival(&mut self, r: &TraceRequest) -> SimTime {
+        if self.slots.is_empty() {
+            let first = *self.first_trace_ns.get_or_insert(r.time_ns);
+            let since = r.time_ns.saturating_sub(first);
+            // At the recorded speed, times stay exact integers.
+            let scaled = if (self.speed - 1.0).abs() < f64::EPSILON {
+                since
+            } else {
+                (since as f64 / self.speed).round() as u64
+            };
+            let t = self.start + SimTime(scaled);
+            if t < self.last_arrival {
+                self.stats.out_of_order += 1;
+                return self.last_arrival;
+            }
+            t
+        } else {
+            let Reverse(t) = *self.slots.peek().expect("a closed loop has slots");
+            t.max(self.last_arrival)
+        }
+    }
+
+    /// Replays `requests` in order.
+    pub fn feed(&mut self, drive: &mut Drive, requests: &[TraceRequest]) -> Result<()> {
+        let user_bytes = drive.user_bytes();
+        for (i, r) in requests.iter().enumerate() {
+            let end = r.offset.checked_add(r.length).filter(|&e| e <= user_bytes);
+            if r.length == 0 || end.is_none() {
+                return Err(Error::Workload(format!(
+                    "request {} ({} bytes at offset {}) is empty or runs past the drive's {user_bytes} user bytes",
+                    self.stats.requests + i as u64 + 1,
+                    r.length,
+                    r.offset
+                )));
+            }
+            self.one(drive, r)?;
+        }
+        Ok(())
+    }
+
+    fn one(&mut self, drive: &mut Drive, r: &TraceRequest) -> Result<()> {
+        let t = self.arrival(r);
+        let since = (t - self.start).ns();
+        if since as f64 > limits::MAX_SCHEDULED_SECONDS * NS_PER_SEC as f64
+            || since / self.interval_ns >= limits::MAX_INTERVALS
+        {
+            return Err(Error::Workload(format!(
+                "the trace reaches {:.0} simulated seconds, more than one replay can record ({} intervals of {} ms); \
+                 raise --speed, or select a shorter time window",
+                since as f64 / NS_PER_SEC as f64,
+                limits::MAX_INTERVALS,
+                self.options.interval_ms
+            )));
+        }
+        self.last_arrival = t;
+        let end = r.offset + r.length;
+        let first = r.offset / UNIT_BYTES;
+        let last = end.div_ceil(UNIT_BYTES); // one past the last unit touched
+        let head_partial = r.offset % UNIT_BYTES != 0;
+        let tail_partial = end % UNIT_BYTES != 0;
+        let unaligned = head_partial || tail_partial;
+        let k = r.kind as usize;
+        if unaligned {
+            self.stats.unaligned_requests[k] += 1;
+        }
+        let units = last - first;
+        let too_long = |u: u64| {
+            u32::try_from(u).map_err(|_| {
+                Error::Workload(format!(
+                    "a request of {} bytes is too long to simulate",
+                    r.length
+                ))
+            })
+        };
+        let ack = match r.kind {
+            IoKind::Read => {
+                self.stats.units[0] += units;
+                drive.submit(Io::new(IoKind::Read, first as u32, too_long(units)?), t)?
+            }
+            IoKind::Write => {
+                self.stats.units[1] += units;
+                let io = Io::new(IoKind::Write, first as u32, too_long(units)?);
+                if unaligned {
+                    let mut partial = [0u32; 2];
+                    let mut n = 0;
+                    if head_partial {
+                        partial[n] = first as u32;
+                        n += 1;
+                    }
+                    if tail_partial && (last - 1 != first || !head_partial) {
+                        partial[n] = (last - 1) as u32;
+                        n += 1;
+                    }
+                    self.stats.rmw_read_units += n as u64;
+                    drive.submit_read_modify_write(io, &partial[..n], t)?
+                } else {
+                    drive.submit(io, t)?
+                }
+            }
+            IoKind::Trim => {
+                // Only the units the TRIM covers whole are unmapped.
+                let whole_first = r.offset.div_ceil(UNIT_BYTES);
+                let whole_last = end / UNIT_BYTES;
+                let whole = whole_last.saturating_sub(whole_first);
+                self.stats.units[2] += whole;
+                self.stats.trim_bytes_not_unmapped += r.length - whole * UNIT_BYTES;
+                if whole > 0 {
+                    drive.submit(
+                        Io::new(IoKind::Trim, whole_first as u32, too_long(whole)?),
+                        t,
+                    )?
+                } else {
+                    // Nothing to unmap: the drive still takes the command.
+                    drive.submit(Io::new(IoKind::Trim, first as u32, 0), t)?
+                }
+            }
+        };
+        self.stats.requests += 1;
+        self.ios[k] += 1;
+        self.bytes[k] += r.length;
+        let latency = (ack - t).ns();
+        self.latency[k].record(latency);
+        self.series.completed(
+            self.done_clock.index((ack - self.start).ns()),
+            r.kind,
+            r.length,
+            latency,
+        );
+        let after = drive.tally();
+        self.series
+            .caused(self.submit_clock.index(since), &self.before, &after);
+        self.before = after;
+        self.last_ack = self.last_ack.max(ack);
+        if let Some(mut slot) = self.slots.peek_mut() {
+            *slot = Reverse(ack);
+        }
+        Ok(())
+    }
+
+    /// Ends the replay once every request completed; the drive's clock moves to that time.
+    pub fn finish(mut self, drive: &mut Drive) -> ReplayResult {
+        let end = self.last_ack.max(self.last_arrival);
+        drive.advance_to(end);
+        let intervals = (end - self.start).ns().div_ceil(self.interval_ns) as usize;
+        let work = drive.take_work_log();
+        self.series
+            .finish(intervals.max(1), work, self.before.slots_per_unit);
+        ReplayResult {
+            phase: PhaseResult {
+                label: self.options.label.clone(),
+                start_ns: self.start.ns(),
+                end_ns: end.ns(),
+                ios: self.ios,
+                bytes: self.bytes,
+                latency: self.latency.map(|l| l.stats()),
+                counters: drive.counters().since(&self.counters_before),
+                steady_state_at_s: None,
+                position_done_ns: Vec::new(),
+                series: self.series,
+            },
+            stats: self.stats,
+        }
+    }
+}
