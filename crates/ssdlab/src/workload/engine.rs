@@ -52,6 +52,7 @@ impl Workload {
         let mut before = drive.tally();
         let buckets = u64::from(self.position_buckets);
         let mut position_done = vec![0u64; buckets as usize];
+        let mut position_bytes = vec![0u64; buckets as usize];
         let mut steady_at: Option<f64> = None;
         let mut checked_second = 0u64;
 
@@ -119,6 +120,7 @@ impl Workload {
                 let b = ((lpn - plan.span_start) * buckets / plan.span_units) as usize;
                 let done = (ack - start).ns();
                 position_done[b] = position_done[b].max(done);
+                position_bytes[b] += block_bytes;
             }
             let k = kind as usize;
             ios[k] += 1;
@@ -178,6 +180,7 @@ impl Workload {
             counters: drive.counters().since(&counters_before),
             steady_state_at_s: steady_at,
             position_done_ns: position_done,
+            position_bytes,
             series,
         })
     }
