@@ -130,7 +130,8 @@ impl Procedure for UsedVsNew {
         let mut steps = vec![Step::SecureErase, test("clean"), Step::SecureErase];
         if os > 0 {
             steps.push(fill("os and applications", 0, os));
-            let rewrite = (os as f64 * self.os_rewrite_pct / 100.0) as u64 / UNIT_BYTES * UNIT_BYTES;
+            let rewrite =
+                (os as f64 * self.os_rewrite_pct / 100.0) as u64 / UNIT_BYTES * UNIT_BYTES;
             if rewrite > 0 {
                 steps.push(Step::Run {
                     workload: Workload {

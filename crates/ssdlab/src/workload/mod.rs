@@ -356,8 +356,7 @@ impl Workload {
                     self.block_bytes / UNIT_BYTES,
                     u64::from(self.position_buckets),
                 );
-                let blocks: u64 =
-                    bucket_sample_blocks(&starts, self.position_sample_blocks).sum();
+                let blocks: u64 = bucket_sample_blocks(&starts, self.position_sample_blocks).sum();
                 Some(blocks * self.block_bytes)
             }
             (None, None, None) => Some(span_bytes / self.block_bytes * self.block_bytes),
