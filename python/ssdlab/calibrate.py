@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
@@ -77,17 +78,17 @@ class Scorecard:
 
 
 def _steady(result: ConsistencyResult) -> np.ndarray:
-    iops = result.iops["iops"].to_numpy(np.int64)
-    return iops[int(result.summary["zoom_start_s"]) :]
+    iops: np.ndarray = result.iops["iops"].to_numpy(np.int64)
+    return np.asarray(iops[int(result.summary["zoom_start_s"]) :])
 
 
-def first_zero_second(iops: Sequence[int]) -> Optional[int]:
+def first_zero_second(iops: ArrayLike) -> Optional[int]:
     """The first second at 0 IOPS (the drive ran out of free blocks and stalled), or None."""
     zeros = np.flatnonzero(np.asarray(iops) == 0)
     return int(zeros[0]) if zeros.size else None
 
 
-def plateau_share(iops: Sequence[int]) -> float:
+def plateau_share(iops: ArrayLike) -> float:
     """The largest share of seconds that have one and the same non-zero IOPS value."""
     a = np.asarray(iops)
     nonzero = a[a > 0]
@@ -96,7 +97,7 @@ def plateau_share(iops: Sequence[int]) -> float:
     return float(np.unique(nonzero, return_counts=True)[1].max()) / a.size
 
 
-def max_autocorrelation(iops: Sequence[int], lags: range = range(2, 11)) -> float:
+def max_autocorrelation(iops: ArrayLike, lags: range = range(2, 11)) -> float:
     """The largest |autocorrelation| of the series at `lags` (a deterministic rhythm shows up)."""
     x = np.asarray(iops, dtype=np.float64)
     x = x - x.mean()
@@ -187,8 +188,12 @@ class _Runner:
         if name in self.runs:
             return self.runs[name]
         cfg = self.drive(preset)
-        function = {"torture": procedures.torture, "used-vs-new": procedures.used_vs_new,
-                    "wa": procedures.worst_case_wa}[procedure]
+        functions: Dict[str, Callable[..., Any]] = {
+            "torture": procedures.torture,
+            "used-vs-new": procedures.used_vs_new,
+            "wa": procedures.worst_case_wa,
+        }
+        function = functions[procedure]
         bars = self._progress(
             f"{preset}: {what}", procedures.procedure_steps(procedure, cfg, **options) if self.bars else None
         )
