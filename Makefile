@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop tools test test-slow lint run bench bench-scaling
+.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -36,6 +36,9 @@ lint: ## cargo clippy and cargo fmt --check
 
 run: install ## Set up, then the consistency test on the default 256 GB drive into runs/default
 	$(VENV)/bin/ssdlab consistency --out runs/default --report
+
+fidelity: install ## The fidelity scorecard: every preset's seed procedures at 256 GB; writes docs/calibration.md's table
+	$(VENV)/bin/ssdlab calibrate --out runs/fidelity --doc docs/calibration.md
 
 bench: ## End-to-end benchmark: the full-size consistency scenario, 3 runs (wall s, peak RSS, rates)
 	cargo run --release -p ssdlab --example bench_consistency -- --runs 3

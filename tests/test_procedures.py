@@ -23,6 +23,7 @@ from ssdlab.results import (
     HDTACH_FILES,
     USED_VS_NEW_COLUMNS,
     USED_VS_NEW_FILES,
+    WA_COLUMNS,
     WA_FILES,
     HdtachResult,
     UsedVsNewResult,
@@ -32,11 +33,11 @@ from ssdlab.results import (
 GIB = 2**30
 COMMON = ["scenario", "label", "drive", "device", "seed", "ssdlab_version", "wall_seconds",
           "user_capacity_bytes", "op", "gc_mode", "gc_policy"]
-PASS_PARAMS = ["compressibility", "block_bytes", "queue_depth"]
+PASS_PARAMS = ["compressibility", "block_bytes", "queue_depth", "sample_pct"]
 HDTACH_KEYS = [*COMMON, "torture_minutes", *PASS_PARAMS, "passes"]
 TORTURE_KEYS = [*COMMON, "torture_minutes", "idle_minutes", "pass_after_torture", "then", "trim", *PASS_PARAMS,
                 "passes", "torture_write_amplification"]
-USED_VS_NEW_KEYS = [*COMMON, "test_span_bytes", "duration_s", "queue_depth", "os_pct", "states"]
+USED_VS_NEW_KEYS = [*COMMON, "test_span_bytes", "duration_s", "queue_depth", "os_pct", "os_rewrite_pct", "states"]
 WA_KEYS = [*COMMON, "torture_minutes", "compressibility", "compression", "write_amplification",
            "steady_write_amplification", "speed_ratio_estimate", "clean_mb_s", "worst_mb_s"]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -145,6 +146,13 @@ def test_wa_summary(wa_runs: Dict[float, WorstCaseWaResult]) -> None:
     assert (s["scenario"], s["compressibility"], s["compression"], s["torture_minutes"]) == ("wa", 0.3, True, 5)
     assert s["speed_ratio_estimate"] == pytest.approx(s["clean_mb_s"] / s["worst_mb_s"])
     assert "compressible to 30%" in s["label"]
+    # wa.csv: one row per second of the torture; its last fifth is the window of worst_mb_s.
+    series = wa_runs[0.3].series
+    assert tuple(series.columns) == WA_COLUMNS
+    assert list(series["time_s"]) == list(range(5 * 60))
+    assert series["mb_s"].iloc[-60:].mean() == pytest.approx(s["worst_mb_s"], rel=1e-9)
+    host, nand = series["host_mib"].iloc[-60:].sum(), series["nand_mib"].iloc[-60:].sum()
+    assert nand / host == pytest.approx(s["steady_write_amplification"], rel=1e-9)
 
 
 # -- the seed articles' behaviours -----------------------------------------------------------------
@@ -161,6 +169,11 @@ def test_after_torture_the_start_of_the_span_is_slowest(hdtach_run: HdtachResult
     # that start is a visible share of the span (371 MB/s for the first 10 %, 352 for the last).
     assert np.median(clean) == pytest.approx(clean[1:].min(), rel=0.07)
     assert after[:20].mean() < 0.6 * after[-20:].mean()  # first 10 % of the span vs the last 10 %
+    # A flat clean pass (each position's sample is 21 MB on this 8 GiB drive: a few % of noise).
+    assert np.median(clean) == pytest.approx(clean[1:].min(), rel=0.05)
+    # First 10 % of the span vs the last 10 %: a pass writes half of each position, so it frees less
+    # ahead of itself than a whole-span pass did (0.6 then).
+    assert after[:20].mean() < 0.75 * after[-20:].mean()
     assert int(np.argmin(after)) < 20
     assert pct(hdtach_run, "after 5 min torture") < 85
 
@@ -181,7 +194,9 @@ def test_trim_and_a_pass_restore(idle_runs: Dict[str, HdtachResult], torture_def
     for result in (*idle_runs.values(), torture_default):
         assert pct(result, "after TRIM") > 97
     assert pct(torture_default, "after 20 min torture") < 70
-    assert pct(torture_default, "after 20 min torture, pass, 30 min idle") > 95  # the pass rewrote the span
+    # A pass writes a sample of every position (as HD Tach does), so it helps without restoring.
+    after = pct(torture_default, "after 20 min torture")
+    assert after < pct(torture_default, "after 20 min torture, pass, 30 min idle") < 97
 
 
 def test_used_is_slower_and_trim_brings_it_back(used_run: UsedVsNewResult) -> None:
@@ -240,7 +255,7 @@ def test_result_directories(
     cases = [
         (hdtach_run, HDTACH_FILES, "hdtach.csv", "passes"),
         (used_run, USED_VS_NEW_FILES, "used_vs_new.csv", "states"),
-        (wa_runs[0.3], WA_FILES, None, None),
+        (wa_runs[0.3], WA_FILES, "wa.csv", "series"),
     ]
     for result, files, csv, attr in cases:
         out = result.save(tmp_path / "x" / result.summary["scenario"])

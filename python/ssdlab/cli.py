@@ -375,6 +375,16 @@ def _replay_formats() -> List[str]:
     from ssdlab.replay.formats import FORMATS
 
     return list(FORMATS)
+def _sample_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--sample-pct",
+        type=cv.percent_of_position,
+        default=procedures.HDTACH_SAMPLE_PCT,
+        show_default=f"{procedures.HDTACH_SAMPLE_PCT:g}",
+        metavar="PCT",
+        help="Percent of each 0.5 % position a pass writes, at its start, in (0, 100]; HD Tach tests areas "
+        "spread over the drive, not every LBA (100: the whole span). Simulated drives only.",
+    )(function)
 
 
 def _sim_config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
@@ -453,7 +463,7 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
     (ssdlab.fio.device), saved like a simulated run."""
     from ssdlab.fio.device import hdtach_on_device, torture_on_device
 
-    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed", "compressibility")
+    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed", "compressibility", "sample_pct")
                 if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
     if sim_only:
         flag = "--" + sim_only[0].replace("_", "-")
@@ -490,14 +500,16 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
     allow_zero=True,
 )
 @_compressibility_option
+@_sample_option
 @_sim_options
 @_device_options
 @click.pass_context
-def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: float, drive: Optional[str],
+def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: float, sample_pct: float,
+               drive: Optional[str],
                drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int,
                out: Optional[str], report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
                force_signatures: bool) -> None:
-    """HD Tach's write test: sequential 128 KiB writes over the whole span, MB/s by position.
+    """HD Tach's write test: sequential 128 KiB writes over the span, MB/s by position.
 
     Secure erase and a clean pass; with --torture-minutes, then a secure erase, a sequential fill,
     that many minutes of 4 KiB random writes at QD32, and a second pass. Writes hdtach.csv,
@@ -513,7 +525,7 @@ def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: floa
         return
     _no_device_flags(yes_destroy_data, force_signatures)
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
+    options = {"torture_minutes": torture_minutes, "compressibility": compressibility, "sample_pct": sample_pct}
     result, path = _simulate(cfg, "hdtach", options, what, out, quiet,
                              lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options),
                              report)
@@ -543,8 +555,8 @@ def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
     "--pass-after-torture/--no-pass-after-torture",
     default=_api_default(procedures.torture, "pass_after_torture"),
     show_default=True,
-    help="Run a pass right after the torture. A pass rewrites the whole span, so leave it out to see what "
-    "idle time alone does.",
+    help="Run a pass right after the torture. A pass rewrites part of every position, so leave it out to see "
+    "what idle time alone does.",
 )
 @click.option(
     "--then",
@@ -560,11 +572,12 @@ def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
     help="Finish with a TRIM of the whole span (a format) and a last pass.",
 )
 @_compressibility_option
+@_sample_option
 @_sim_options
 @_device_options
 @click.pass_context
 def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float, pass_after_torture: bool, then: str,
-                trim: bool, compressibility: float, drive: Optional[str], drive_file: Optional[str],
+                trim: bool, compressibility: float, sample_pct: float, drive: Optional[str], drive_file: Optional[str],
                 capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
                 report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
                 force_signatures: bool) -> None:
@@ -593,6 +606,7 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
     _no_device_flags(yes_destroy_data, force_signatures)
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options["compressibility"] = compressibility
+    options["sample_pct"] = sample_pct
     result, path = _simulate(cfg, "torture", options, what, out, quiet,
                              lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options),
                              report)
@@ -615,8 +629,14 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
 @click.option("--os-pct", type=cv.percent(90.0), default=_api_default(procedures.used_vs_new, "os_pct"),
               show_default=f"{_api_default(procedures.used_vs_new, 'os_pct'):g}",
               metavar="PCT", help="Percent of the drive holding the 'OS and applications' (valid, never deleted).")
+@click.option("--os-rewrite-pct", type=cv.percent(1000.0),
+              default=_api_default(procedures.used_vs_new, "os_rewrite_pct"),
+              show_default=f"{_api_default(procedures.used_vs_new, 'os_rewrite_pct'):g}", metavar="PCT",
+              help="Percent of the OS area rewritten in 4 KiB random writes after it is written (an install's "
+              "small files and updates), at least 0 and below 1000.")
 @_sim_options
-def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: float, drive: Optional[str],
+def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: float, os_rewrite_pct: float,
+                    drive: Optional[str],
                     drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str],
                     seed: int, out: Optional[str], report: bool, quiet: bool) -> None:
     """Used vs new: 4 KiB random-write speed clean, used, and used after TRIM.
@@ -627,7 +647,8 @@ def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: 
     used_vs_new.png (bars) to the result directory.
     """
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct}
+    options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct,
+               "os_rewrite_pct": os_rewrite_pct}
     what = f"{duration:g} s of 4 KiB random writes at QD{qd} clean, used, used after TRIM"
     result, path = _simulate(cfg, "used-vs-new", options, what, out, quiet,
                              lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options),
@@ -863,6 +884,42 @@ def replay_cmd(trace: str, fmt: str, trace_device: Optional[str], start_s: Optio
         click.echo(f"  note: {s['note']}")
     click.echo(f"  simulated {s['duration_s']:,.1f} s in {s['wall_seconds']:.1f} s of wall time "
                f"({s['requests_per_wall_second']:,.0f} requests/s)")
+# -- calibrate -------------------------------------------------------------------------------------
+
+
+@cli.command("calibrate")
+@click.option("--capacity", type=cv.capacity, metavar="SIZE",
+              help="User capacity of every drive; procedure minutes scale with it. The targets are for the "
+              "default. [default: 256GB]")
+@click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Run seed.")
+@click.option("--out", metavar="DIR", help="Directory for every run's result directory. [default: runs/fidelity]")
+@click.option("--doc", metavar="FILE",
+              help="Also write the table into FILE between its scorecard markers (docs/calibration.md) and copy "
+              "the charts the docs show into FILE's img/ folder.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the table.")
+def calibrate_cmd(capacity: Optional[int], seed: int, out: Optional[str], doc: Optional[str], quiet: bool) -> int:
+    """The fidelity scorecard: every preset's seed procedures, seed figure vs ssdlab, pass/fail.
+
+    Runs the consistency test, the HD Tach torture sequences, used vs new and worst-case WA on
+    the presets (about 20 runs, minutes at 256 GB), saves each run's result directory under
+    --out, prints one row per preset and phenomenon and exits with status 1 if a target fails.
+    """
+    from ssdlab import calibrate
+
+    out_dir = check_output_dir(out if out is not None else Path("runs") / "fidelity")
+    if doc is not None and not Path(doc).is_file():
+        raise click.BadParameter(f"{doc!r} is not a file", param_hint="'--doc'")
+    say = (lambda _: None) if quiet else (lambda text: click.echo(f"ssdlab: {text}", err=True))
+    card = calibrate.scorecard(capacity, seed=seed, out_dir=out_dir, say=say, bars=not quiet)
+    click.echo(calibrate.text_table(card), nl=False)
+    if doc is not None:
+        calibrate.update_doc(card, doc, out_dir)
+    if not quiet:
+        failed = sum(not c.passed for c in card.checks)
+        click.echo(f"{len(card.checks) - failed} of {len(card.checks)} targets pass; runs in {out_dir}{os.sep}")
+        if not card.full_size:
+            click.echo("note: the targets are for 256 GB; other capacities are a preview", err=True)
+    return 0 if card.passed else 1
 
 
 # -- report ----------------------------------------------------------------------------------------

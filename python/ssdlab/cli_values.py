@@ -14,7 +14,8 @@ from ssdlab import limits
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size, parse_size
 
-__all__ = ["Checked", "Size", "SEED", "capacity", "duration", "fraction", "minutes", "op", "percent", "queue_depth"]
+__all__ = ["Checked", "Size", "SEED", "capacity", "duration", "fraction", "minutes", "op", "percent", "percent_of_position",
+           "queue_depth"]
 
 
 class Size(click.ParamType):
@@ -91,6 +92,16 @@ block_size = Size(multiple=4096)
 
 def percent(upper: float = 100.0) -> Checked:
     return Checked("pct", lambda v, w: limits.percent(v, w, upper=upper))
+
+
+def _position_pct(value: Any, what: str) -> float:
+    v = limits.number(value, what)
+    if not 0 < v <= 100:
+        raise SsdlabError(f"{what} must be above 0 and at most 100, got {value!r}")
+    return v
+
+
+percent_of_position = Checked("pct", _position_pct)
 
 
 def minutes(allow_zero: bool) -> Checked:

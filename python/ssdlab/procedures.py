@@ -26,6 +26,8 @@ from ssdlab.sizes import format_size, parse_size
 __all__ = [
     "HDTACH_BLOCK_BYTES",
     "HDTACH_QD",
+    "HDTACH_SAMPLE_PCT",
+    "OS_REWRITE_PCT",
     "POSITION_BUCKETS",
     "PROCEDURES",
     "hdtach",
@@ -45,6 +47,11 @@ HDTACH_QD = 1
 """Queue depth of an HD Tach pass."""
 POSITION_BUCKETS = 200
 """Positions recorded per pass: one per 0.5 % of the span (the core's `hdtach::BUCKETS`)."""
+HDTACH_SAMPLE_PCT = 50.0
+"""Percent of each position an HD Tach pass writes (the core's `hdtach::SAMPLE_PCT`)."""
+OS_REWRITE_PCT = 100.0
+"""Percent of the OS area used vs new rewrites in 4 KiB random writes (the core's
+`used_vs_new::OS_REWRITE_PCT`)."""
 
 _UNIT = 4096
 _FILL_BLOCK = 128 * 1024  # the core's fill request size (used_vs_new.rs BLOCK)
@@ -70,10 +77,14 @@ def _actions(then: Any) -> List[str]:
     return [a.strip() for a in then]
 
 
-def _pass_params(block_size: Any, qd: Any) -> Dict[str, Any]:
+def _pass_params(block_size: Any, qd: Any, sample_pct: Any) -> Dict[str, Any]:
+    pct = _number(sample_pct, "sample percentage")
+    if not 0 < pct <= 100:
+        raise SsdlabError(f"an HD Tach pass writes a percentage of each position in (0, 100], got {sample_pct!r}")
     return {
         "block_bytes": parse_size(block_size, what="pass block size"),
         "queue_depth": _whole(qd, "pass queue depth"),
+        "sample_pct": pct,
     }
 
 
@@ -89,11 +100,13 @@ def _check_pass_span(cfg: DriveConfig, block_bytes: int) -> None:
         )
 
 
-def _hdtach_params(torture_minutes: Any, compressibility: Any, block_size: Any, qd: Any) -> Dict[str, Any]:
+def _hdtach_params(
+    torture_minutes: Any, compressibility: Any, block_size: Any, qd: Any, sample_pct: Any
+) -> Dict[str, Any]:
     return {
         "torture_minutes": _number(torture_minutes, "torture minutes"),
         "compressibility": _number(compressibility, "compressibility"),
-        **_pass_params(block_size, qd),
+        **_pass_params(block_size, qd, sample_pct),
     }
 
 
@@ -106,6 +119,7 @@ def _torture_params(
     compressibility: Any,
     block_size: Any,
     qd: Any,
+    sample_pct: Any,
 ) -> Dict[str, Any]:
     return {
         "torture_minutes": _number(torture_minutes, "torture minutes"),
@@ -114,11 +128,11 @@ def _torture_params(
         "then": _actions(then),
         "trim": _flag(trim, "trim"),
         "compressibility": _number(compressibility, "compressibility"),
-        **_pass_params(block_size, qd),
+        **_pass_params(block_size, qd, sample_pct),
     }
 
 
-def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any) -> Dict[str, Any]:
+def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any, os_rewrite_pct: Any) -> Dict[str, Any]:
     span = 0
     if test_span is not None:
         span = parse_size(test_span, what="test span")
@@ -129,6 +143,7 @@ def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any) -
         "duration_s": _number(duration_s, "duration"),
         "queue_depth": _whole(qd, "queue depth"),
         "os_pct": _number(os_pct, "OS area percentage"),
+        "os_rewrite_pct": _number(os_rewrite_pct, "OS rewrite percentage"),
     }
 
 
@@ -227,6 +242,8 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
         steps = [{"step": "secure_erase"}, _run("test:clean", duration), {"step": "secure_erase"}]
         if os_bytes > 0:
             steps.append(_run("os and applications"))
+            if int(os_bytes * p["os_rewrite_pct"] / 100.0) // _UNIT > 0:
+                steps.append(_run("os and applications: small writes"))
         steps += [
             _run("data deleted without TRIM"),
             _run("test:used", duration),
@@ -291,12 +308,15 @@ def hdtach(
     compressibility: float = 1.0,
     block_size: Union[int, str] = HDTACH_BLOCK_BYTES,
     qd: int = HDTACH_QD,
+    sample_pct: float = HDTACH_SAMPLE_PCT,
     seed: int = 1,
     progress: Progress = False,
     label: Optional[str] = None,
 ) -> HdtachResult:
-    """HD Tach's write test: secure erase, then one sequential pass over the whole user span in
-    `block_size` requests at queue depth `qd`, recording MB/s at every 0.5 % of the span.
+    """HD Tach's write test: secure erase, then one sequential pass over the user span in
+    `block_size` requests at queue depth `qd`, recording MB/s at every 0.5 % of the span. Like HD
+    Tach, which tests areas spread over the drive, a pass writes the first `sample_pct` percent of
+    each 0.5 % position (100: every LBA).
 
     With `torture_minutes` > 0: then a secure erase, a sequential fill and `torture_minutes` of
     4 KiB QD32 random writes, and a second pass (``after N min torture``). `compressibility` is the
@@ -305,7 +325,7 @@ def hdtach(
     label is ``"<drive> · HD Tach"``.
     """
     cfg = _resolve_config(config)
-    params = _hdtach_params(torture_minutes, compressibility, block_size, qd)
+    params = _hdtach_params(torture_minutes, compressibility, block_size, qd, sample_pct)
     seed = _check_seed(seed)
     _check_pass_span(cfg, params["block_bytes"])
     steps, core, wall = _execute("hdtach", cfg, params, seed, progress)
@@ -331,6 +351,7 @@ def torture(
     compressibility: float = 1.0,
     block_size: Union[int, str] = HDTACH_BLOCK_BYTES,
     qd: int = HDTACH_QD,
+    sample_pct: float = HDTACH_SAMPLE_PCT,
     seed: int = 1,
     progress: Progress = False,
     label: Optional[str] = None,
@@ -339,8 +360,8 @@ def torture(
 
     1. secure erase and a clean HD Tach pass (the baseline);
     2. secure erase, a sequential fill, and `torture_minutes` of 4 KiB QD32 random writes;
-    3. a pass (unless `pass_after_torture` is False: a pass rewrites the whole span, which hides
-       what idle time alone does);
+    3. a pass (unless `pass_after_torture` is False: a pass rewrites part of every position, which
+       hides what idle time alone does);
     4. `idle_minutes` of idle time and a pass (skipped when 0);
     5. the `then` actions in order: ``"pass"`` or ``"idle:MINUTES"`` (a list, or one string such as
        ``"pass,idle:120,pass"``);
@@ -351,7 +372,7 @@ def torture(
     """
     cfg = _resolve_config(config)
     params = _torture_params(
-        torture_minutes, idle_minutes, pass_after_torture, then, trim, compressibility, block_size, qd
+        torture_minutes, idle_minutes, pass_after_torture, then, trim, compressibility, block_size, qd, sample_pct
     )
     seed = _check_seed(seed)
     _check_pass_span(cfg, params["block_bytes"])
@@ -374,6 +395,7 @@ def used_vs_new(
     duration_s: float = 180.0,
     qd: int = 3,
     os_pct: float = 20.0,
+    os_rewrite_pct: float = OS_REWRITE_PCT,
     seed: int = 1,
     progress: Progress = False,
     label: Optional[str] = None,
@@ -382,8 +404,10 @@ def used_vs_new(
     `duration_s` seconds over `test_span` bytes, in three states of the drive:
 
     1. clean: secure erase, then the test;
-    2. used: secure erase, the first `os_pct` percent written as the "OS and applications", the
-       rest filled and deleted without TRIM (the drive still holds it as valid data), the test;
+    2. used: secure erase, the first `os_pct` percent written as the "OS and applications" and
+       `os_rewrite_pct` percent of it rewritten in 4 KiB random writes (an install's small files
+       and updates: "a twist of randomness"), the rest filled and deleted without TRIM (the drive
+       still holds it as valid data), the test;
     3. used after TRIM: the deleted space TRIMmed (as a format does), the test again.
 
     The test covers `test_span` bytes (a size such as ``"8GB"``) right after the OS area; None
@@ -391,7 +415,7 @@ def used_vs_new(
     ``"<drive> · used vs new"``.
     """
     cfg = _resolve_config(config)
-    params = _used_vs_new_params(test_span, duration_s, qd, os_pct)
+    params = _used_vs_new_params(test_span, duration_s, qd, os_pct, os_rewrite_pct)
     seed = _check_seed(seed)
     steps, core, wall = _execute("used-vs-new", cfg, params, seed, progress)
     return UsedVsNewResult.from_run(

@@ -105,6 +105,8 @@ USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
 WA_FILES = ("summary.json", "wa.png")
 SATURATION_COLUMNS = ("phase", "gb_written", "mb_s")
 SATURATION_FILES = ("saturation.csv", "summary.json", "saturation.png")
+WA_COLUMNS = ("time_s", "mb_s", "host_mib", "nand_mib", "write_amplification")
+WA_FILES = ("wa.csv", "summary.json", "wa.png")
 
 _MIB = 2**20
 
@@ -684,7 +686,9 @@ class HdtachResult(_ProcedureResult):
         s = self.summary
         block, qd = s.get("block_bytes"), s.get("queue_depth")
         how = f"{format_size(int(block))} sequential writes at QD{qd}" if block and qd else "sequential writes"
-        return _subtitle(s, f"{how} over the whole span")
+        pct = s.get("sample_pct")
+        where = "over the whole span" if pct is None or pct >= 100 else f"over the first {pct:g}% of each position"
+        return _subtitle(s, f"{how} {where}")
 
     def charts(self) -> Dict[str, Figure]:
         """``hdtach.png``: MB/s against position, one line per pass."""
@@ -791,6 +795,9 @@ class WorstCaseWaResult(_ProcedureResult):
     speed-ratio estimate (clean MB/s ÷ worst MB/s) (docs/results.md, section *wa*).
 
     Attributes:
+        series: DataFrame ``time_s, mb_s, host_mib, nand_mib, write_amplification``: one row per
+            simulated second of the torture (``mb_s`` the host's write speed, 10^6 bytes/s;
+            ``write_amplification`` NaN in seconds without host writes).
         summary: the figures of ``summary.json`` (``write_amplification``, ``speed_ratio_estimate``,
             ``clean_mb_s``, ``worst_mb_s``, ``compressibility``, ...).
         config, steps: as for `HdtachResult`.
@@ -798,6 +805,17 @@ class WorstCaseWaResult(_ProcedureResult):
 
     SCENARIOS = ("wa",)
     FILES = WA_FILES
+
+    def __init__(
+        self,
+        series: pd.DataFrame,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.series = series
+        super().__init__(summary, config=config, steps=steps)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -834,18 +852,41 @@ class WorstCaseWaResult(_ProcedureResult):
         summary = procedure_summary(
             scenario="wa", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
         )
+        runs = [s for s in steps if s.series is not None]
+        if not runs or runs[-1].series is None:
+            raise SsdlabError("the wa run returned no torture phase")
+        raw = runs[-1].series.reindex(range(math.ceil(float(params["torture_minutes"]) * 60.0)), fill_value=0)
+        layout = config.describe()
+        unit_bytes = layout["physical_capacity_bytes"] // (
+            layout["dies"] * layout["blocks_per_die"] * layout["units_per_block"]
+        )
+        host = raw["host_units"].to_numpy(np.float64)
+        nand = raw["nand_units"].to_numpy(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            wa = np.where(host > 0, nand / np.where(host > 0, host, 1), np.nan)
+        series = pd.DataFrame(
+            {
+                "time_s": np.arange(len(raw), dtype=np.int64),
+                "mb_s": raw["write_bytes"].to_numpy(np.float64) / 1e6,
+                "host_mib": host * unit_bytes / _MIB,
+                "nand_mib": nand * unit_bytes / _MIB,
+                "write_amplification": wa,
+            }
+        )
         summary["compression"] = config.ftl.compression
         summary["write_amplification"] = core_summary["write_amplification"]
         # The core measures it over the window of `worst_mb_s`; 0 means no host writes there.
         summary["steady_write_amplification"] = core_summary["steady_write_amplification"] or None
         for key in ("speed_ratio_estimate", "clean_mb_s", "worst_mb_s"):
             summary[key] = core_summary[key]
-        return cls(_plain(summary), config=config, steps=steps)
+        return cls(series, _plain(summary), config=config, steps=steps)
 
     @classmethod
     def load(cls, directory: PathLike) -> WorstCaseWaResult:
         """Reads a saved wa result directory back (without its config and steps)."""
-        return cls(_read_summary(Path(directory), cls.SCENARIOS))
+        d = Path(directory)
+        summary = _read_summary(d, cls.SCENARIOS)
+        return cls(_read_csv(d, "wa.csv", WA_COLUMNS), summary)
 
     def subtitle(self) -> str:
         s = self.summary
@@ -1016,3 +1057,5 @@ class SaturationResult(_ProcedureResult):
 
     def _write_frames(self, staging: Path) -> None:
         self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
+    def _write_frames(self, staging: Path) -> None:
+        self.series.to_csv(staging / "wa.csv", index=False, float_format="%.10g")

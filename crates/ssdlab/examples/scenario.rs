@@ -4,7 +4,9 @@
 //! cargo run --release -p ssdlab --example scenario -- PRESET PROCEDURE [PARAMS_JSON] [CAPACITY_GB] [SEED]
 //! ```
 //! PROCEDURE is consistency, hdtach, torture, used-vs-new, wa or saturation; PARAMS_JSON overrides its
-//! parameters (e.g. '{"torture_minutes": 60}').
+//! parameters (e.g. '{"torture_minutes": 60}'). The environment variable `SSDLAB_FTL` (a JSON
+//! object) overrides keys of the preset's `[ftl]` section, e.g. '{"gc_catch_up": 1.5}', to try
+//! firmware settings without editing the preset.
 
 use std::time::Instant;
 
@@ -30,6 +32,15 @@ fn main() {
     let (preset, procedure) = (&args[1], &args[2]);
     let params = args.get(3).map_or("{}", String::as_str);
     let mut cfg = presets::get(preset).expect("preset");
+    if let Ok(ftl) = std::env::var("SSDLAB_FTL") {
+        let mut v = serde_json::to_value(&cfg).expect("config");
+        let over: serde_json::Value = serde_json::from_str(&ftl).expect("SSDLAB_FTL");
+        for (k, x) in over.as_object().expect("SSDLAB_FTL is an object") {
+            v["ftl"][k] = x.clone();
+        }
+        cfg = serde_json::from_value(v).expect("config with SSDLAB_FTL");
+        cfg.validate().expect("valid config");
+    }
     if let Some(gb) = args.get(4) {
         cfg = cfg
             .with_user_capacity((gb.parse::<f64>().expect("capacity") * 1e9) as u64)

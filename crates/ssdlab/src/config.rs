@@ -633,7 +633,16 @@ impl DriveConfig {
             )));
         }
         at_least("ftl.d_choices", f.d_choices, 1)?;
-        if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 1.0 && f.gc_catch_up <= 1000.0) {
+        if f.gc_mode == GcMode::CleanUpLater {
+            // Clean up later: the share of the break-even copies done between batches (below 1
+            // the pool drains; the batches do the rest).
+            if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 0.0 && f.gc_catch_up <= 1000.0) {
+                return Err(Error::Config(format!(
+                    "ftl.gc_catch_up must be above 0 and at most 1000 in clean-up-later mode, got {}",
+                    f.gc_catch_up
+                )));
+            }
+        } else if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 1.0 && f.gc_catch_up <= 1000.0) {
             return Err(Error::Config(format!(
                 "ftl.gc_catch_up must be above 1 and at most 1000 (1 would only keep the free pool level, never refill it), got {}",
                 f.gc_catch_up

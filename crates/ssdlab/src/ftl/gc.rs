@@ -72,8 +72,9 @@ impl Ftl {
         Ok(())
     }
 
-    /// Clean up later: a die ran dry, so every die cleans to its high watermark at once while the
-    /// host waits for all of them.
+    /// Clean up later: a die ran dry, so every die below the high watermark cleans up to it (each
+    /// first finishes the victim its lazy GC had begun) while the host waits for all of them: the
+    /// drive stops for as long as the slowest die needs, and the dies start draining together.
     pub(super) fn batch(&mut self, now: SimTime) -> Result<()> {
         for die in 0..self.layout.dies {
             if self.free[die as usize].len() < self.gc_high {
@@ -85,13 +86,28 @@ impl Ftl {
         Ok(())
     }
 
+    /// Clean up later between batches: once its pool is below `active_gc_free_blocks`, a die
+    /// follows each host page with only `catch_up` (< 1) of the copies that would keep its pool
+    /// level, so the pool drains and the cleaning left undone waits for the next batch.
+    fn lazy_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        let d = die as usize;
+        if self.active[d].is_none() && self.free[d].len() >= self.active_target {
+            return Ok(());
+        }
+        let Some(av) = self.current_victim(die) else {
+            return Ok(());
+        };
+        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * self.catch_up;
+        self.pay_credit(die, av, now)
+    }
+
     /// After `pages` host pages were programmed on `die`: the GC work the drive's mode owes them.
     #[inline]
     pub(super) fn after_host_page(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
         match self.mode {
             GcMode::OnDemand => self.on_demand_step(die, now, pages),
             GcMode::Active => self.active_step(die, now, pages),
-            GcMode::CleanUpLater => Ok(()),
+            GcMode::CleanUpLater => self.lazy_step(die, now, pages),
         }
     }
 

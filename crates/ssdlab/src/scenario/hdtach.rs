@@ -1,11 +1,13 @@
-//! HD Tach: a sequential write pass over the whole user span with large blocks, recording MB/s
-//! against LBA position (seed articles 000 and 002), on a clean drive and optionally after torture.
+//! HD Tach: a sequential write pass with large blocks over areas spread across the user span,
+//! recording MB/s against LBA position (seed articles 000 and 002), on a clean drive and optionally
+//! after torture. Like HD Tach, which "reads from areas all over the hard drive and reports an
+//! average speed" (its documentation), a pass writes a sample at the start of each of its 200
+//! positions, not every LBA: `sample_pct` of each position (100 writes the whole span).
 
 use serde::{Deserialize, Serialize};
 
 use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
-use crate::units::UNIT_BYTES;
 use crate::workload::{Pattern, PhaseResult, Rw, Workload};
 
 /// Label prefix of the steps that are HD Tach passes; the rest of the label names the pass.
@@ -25,7 +27,12 @@ pub struct HdTach {
     pub compressibility: f64,
     pub block_bytes: u64,
     pub queue_depth: u32,
+    /// Percent of each position a pass writes, at the position's start.
+    pub sample_pct: f64,
 }
+
+/// Percent of each position an HD Tach pass writes by default.
+pub const SAMPLE_PCT: f64 = 50.0;
 
 impl Default for HdTach {
     fn default() -> Self {
@@ -34,7 +41,48 @@ impl Default for HdTach {
             compressibility: 1.0,
             block_bytes: 128 * 1024,
             queue_depth: 1,
+            sample_pct: SAMPLE_PCT,
         }
+    }
+}
+
+/// How an HD Tach pass writes: request size, queue depth, data, and the requests written at the
+/// start of each position (0: all of them).
+#[derive(Clone, Copy, Debug)]
+pub struct PassSpec {
+    pub block_bytes: u64,
+    pub queue_depth: u32,
+    pub compressibility: f64,
+    pub sample_blocks: u64,
+}
+
+impl PassSpec {
+    /// The pass of `block_bytes` requests at `queue_depth` writing `sample_pct` percent of each
+    /// position of a `user_bytes` drive (at least one request per position).
+    pub fn new(
+        user_bytes: u64,
+        block_bytes: u64,
+        queue_depth: u32,
+        compressibility: f64,
+        sample_pct: f64,
+    ) -> Result<PassSpec> {
+        if !(sample_pct.is_finite() && sample_pct > 0.0 && sample_pct <= 100.0) {
+            return Err(Error::Workload(format!(
+                "an HD Tach pass writes a percentage of each position in (0, 100], got {sample_pct}"
+            )));
+        }
+        let per_bucket = user_bytes / block_bytes.max(1) / u64::from(BUCKETS);
+        let sample_blocks = if sample_pct >= 100.0 {
+            0
+        } else {
+            ((per_bucket as f64 * sample_pct / 100.0).round() as u64).max(1)
+        };
+        Ok(PassSpec {
+            block_bytes,
+            queue_depth,
+            compressibility,
+            sample_blocks,
+        })
     }
 }
 
@@ -57,16 +105,17 @@ pub struct HdTachSummary {
 }
 
 /// The workload of one pass named `name`.
-pub fn pass(name: &str, block_bytes: u64, queue_depth: u32, compressibility: f64) -> Step {
+pub fn pass(name: &str, spec: PassSpec) -> Step {
     Step::Run {
         workload: Workload {
             label: format!("{PASS_PREFIX}{name}"),
             rw: Rw::Write,
             pattern: Pattern::Sequential,
-            block_bytes,
-            queue_depth,
-            compressibility,
+            block_bytes: spec.block_bytes,
+            queue_depth: spec.queue_depth,
+            compressibility: spec.compressibility,
             position_buckets: BUCKETS,
+            position_sample_blocks: spec.sample_blocks,
             ..Workload::default()
         },
     }
@@ -110,16 +159,16 @@ pub fn minutes_label(minutes: f64) -> String {
     }
 }
 
-/// MB/s at each position bucket of a pass.
-pub fn curve(phase: &PhaseResult, span_bytes: u64) -> Vec<f64> {
-    let n = phase.position_done_ns.len().max(1) as u64;
+/// MB/s at each position bucket of a pass: the bytes written there over the time since the
+/// previous position's last request completed.
+pub fn curve(phase: &PhaseResult) -> Vec<f64> {
     let mut prev = 0u64;
     phase
         .position_done_ns
         .iter()
-        .enumerate()
-        .map(|(i, &done)| {
-            let bytes = (span_bytes * (i as u64 + 1) / n - span_bytes * i as u64 / n) as f64;
+        .zip(&phase.position_bytes)
+        .map(|(&done, &bytes)| {
+            let bytes = bytes as f64;
             let dt = done.saturating_sub(prev).max(1) as f64 / 1e9;
             prev = prev.max(done);
             bytes / dt / 1e6
@@ -128,13 +177,12 @@ pub fn curve(phase: &PhaseResult, span_bytes: u64) -> Vec<f64> {
 }
 
 /// Summaries of every pass among `results`, in run order; the first is the clean baseline.
-pub fn summarize_passes(results: &[StepResult], user_bytes: u64) -> HdTachSummary {
-    let span = user_bytes / UNIT_BYTES * UNIT_BYTES;
+pub fn summarize_passes(results: &[StepResult]) -> HdTachSummary {
     let mut passes: Vec<PassSummary> = results
         .iter()
         .filter_map(|r| {
             let name = r.label.strip_prefix(PASS_PREFIX)?;
-            let c = curve(r.phase.as_ref()?, span);
+            let c = curve(r.phase.as_ref()?);
             let avg = c.iter().sum::<f64>() / c.len().max(1) as f64;
             let min = c.iter().copied().fold(f64::INFINITY, f64::min);
             Some(PassSummary {
@@ -170,34 +218,28 @@ pub(super) fn check_pass_span(user_bytes: u64, block_bytes: u64) -> Result<()> {
 impl Procedure for HdTach {
     type Summary = HdTachSummary;
 
-    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> HdTachSummary {
-        summarize_passes(results, user_bytes)
+    fn summarize(&self, results: &[StepResult], _user_bytes: u64) -> HdTachSummary {
+        summarize_passes(results)
     }
 
     fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
         check_compressibility(self.compressibility)?;
         check_pass_span(user_bytes, self.block_bytes)?;
-        let mut steps = vec![
-            Step::SecureErase,
-            pass(
-                "clean",
-                self.block_bytes,
-                self.queue_depth,
-                self.compressibility,
-            ),
-        ];
+        let spec = PassSpec::new(
+            user_bytes,
+            self.block_bytes,
+            self.queue_depth,
+            self.compressibility,
+            self.sample_pct,
+        )?;
+        let mut steps = vec![Step::SecureErase, pass("clean", spec)];
         if self.torture_minutes != 0.0 {
             steps.extend(fill_and_torture(
                 self.torture_minutes,
                 self.compressibility,
             )?);
             let name = format!("after {} torture", minutes_label(self.torture_minutes));
-            steps.push(pass(
-                &name,
-                self.block_bytes,
-                self.queue_depth,
-                self.compressibility,
-            ));
+            steps.push(pass(&name, spec));
         }
         Ok(steps)
     }

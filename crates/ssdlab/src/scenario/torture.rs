@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hdtach::{
-    self, check_compressibility, fill_and_torture, minutes_label, pass, HdTachSummary,
+    self, check_compressibility, fill_and_torture, minutes_label, pass, HdTachSummary, PassSpec,
 };
 use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
@@ -28,6 +28,8 @@ pub struct Torture {
     pub compressibility: f64,
     pub block_bytes: u64,
     pub queue_depth: u32,
+    /// Percent of each position a pass writes (`HdTach::sample_pct`).
+    pub sample_pct: f64,
 }
 
 impl Default for Torture {
@@ -41,6 +43,7 @@ impl Default for Torture {
             compressibility: 1.0,
             block_bytes: 128 * 1024,
             queue_depth: 1,
+            sample_pct: hdtach::SAMPLE_PCT,
         }
     }
 }
@@ -65,14 +68,14 @@ impl Procedure for Torture {
                 self.idle_minutes
             )));
         }
-        let p = |name: &str| {
-            pass(
-                name,
-                self.block_bytes,
-                self.queue_depth,
-                self.compressibility,
-            )
-        };
+        let spec = PassSpec::new(
+            user_bytes,
+            self.block_bytes,
+            self.queue_depth,
+            self.compressibility,
+            self.sample_pct,
+        )?;
+        let p = |name: &str| pass(name, spec);
         let mut steps = vec![Step::SecureErase, p("clean")];
         steps.extend(fill_and_torture(
             self.torture_minutes,
@@ -124,7 +127,7 @@ impl Procedure for Torture {
         Ok(steps)
     }
 
-    fn summarize(&self, results: &[StepResult], user_bytes: u64) -> TortureSummary {
+    fn summarize(&self, results: &[StepResult], _user_bytes: u64) -> TortureSummary {
         let torture = results
             .iter()
             .find(|r| r.label.starts_with("torture"))
@@ -132,7 +135,7 @@ impl Procedure for Torture {
             .and_then(|p| p.counters.write_amplification())
             .unwrap_or(0.0);
         TortureSummary {
-            hdtach: hdtach::summarize_passes(results, user_bytes),
+            hdtach: hdtach::summarize_passes(results),
             torture_write_amplification: torture,
         }
     }

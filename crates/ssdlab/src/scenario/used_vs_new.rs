@@ -1,6 +1,7 @@
 //! Used vs new (seed article 004): 4 KiB random-write speed on a clean drive, on a used drive
-//! (an "OS" area of valid data, the rest filled with data deleted without TRIM, so the drive
-//! still holds it as valid), and on the used drive after TRIM of the deleted space.
+//! (an "OS" area of valid data, installed as an OS is: written, then partly rewritten in small
+//! random writes; the rest filled with data deleted without TRIM, so the drive still holds it as
+//! valid), and on the used drive after TRIM of the deleted space.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,10 @@ pub struct UsedVsNew {
     pub queue_depth: u32,
     /// Percent of the drive holding the "OS and applications" (valid, never deleted).
     pub os_pct: f64,
+    /// Percent of the OS area rewritten in 4 KiB random writes (QD32) after it is written: the
+    /// small files and updates of an OS and application install, "a twist of randomness"
+    /// (seed 004, and the SSD Anthology's used state).
+    pub os_rewrite_pct: f64,
 }
 
 impl Default for UsedVsNew {
@@ -31,6 +36,7 @@ impl Default for UsedVsNew {
             duration_s: 180.0,
             queue_depth: 3,
             os_pct: 20.0,
+            os_rewrite_pct: OS_REWRITE_PCT,
         }
     }
 }
@@ -51,12 +57,21 @@ pub struct UsedVsNewSummary {
 
 const BLOCK: u64 = 128 * 1024;
 
+/// Percent of the OS area rewritten in random writes by default.
+pub const OS_REWRITE_PCT: f64 = 100.0;
+
 impl UsedVsNew {
     fn layout(&self, user_bytes: u64) -> Result<(u64, u64)> {
         if !(self.os_pct.is_finite() && (0.0..90.0).contains(&self.os_pct)) {
             return Err(Error::Workload(format!(
                 "os_pct must be at least 0 and below 90, got {}",
                 self.os_pct
+            )));
+        }
+        if !(self.os_rewrite_pct.is_finite() && (0.0..1000.0).contains(&self.os_rewrite_pct)) {
+            return Err(Error::Workload(format!(
+                "os_rewrite_pct must be at least 0 and below 1000, got {}",
+                self.os_rewrite_pct
             )));
         }
         if !(self.duration_s.is_finite() && self.duration_s > 0.0) {
@@ -115,6 +130,19 @@ impl Procedure for UsedVsNew {
         let mut steps = vec![Step::SecureErase, test("clean"), Step::SecureErase];
         if os > 0 {
             steps.push(fill("os and applications", 0, os));
+            let rewrite =
+                (os as f64 * self.os_rewrite_pct / 100.0) as u64 / UNIT_BYTES * UNIT_BYTES;
+            if rewrite > 0 {
+                steps.push(Step::Run {
+                    workload: Workload {
+                        label: "os and applications: small writes".into(),
+                        offset_bytes: 0,
+                        span_bytes: os,
+                        byte_limit: Some(rewrite),
+                        ..Workload::default()
+                    },
+                });
+            }
         }
         steps.push(fill(
             "data deleted without TRIM",

@@ -35,6 +35,7 @@ struct Job<'a> {
     end_time: Option<SimTime>,
     slots: BinaryHeap<Reverse<SimTime>>,
     position_done: Vec<u64>,
+    position_bytes: Vec<u64>,
     steady_at: Option<f64>,
     checked_second: u64,
     done: bool,
@@ -98,6 +99,7 @@ impl<'a> Job<'a> {
             end_time: plan.end.map(|d| start + d),
             slots: (0..w.queue_depth).map(|_| Reverse(start)).collect(),
             position_done: vec![0u64; w.position_buckets as usize],
+            position_bytes: vec![0u64; w.position_buckets as usize],
             steady_at: None,
             checked_second: 0,
             done: false,
@@ -218,6 +220,7 @@ impl<'a> Job<'a> {
             let b = ((lpn - plan.span_start) * buckets / plan.span_units) as usize;
             let done = (ack - start).ns();
             self.position_done[b] = self.position_done[b].max(done);
+            self.position_bytes[b] += block_bytes;
         }
         let k = kind as usize;
         self.ios[k] += 1;
@@ -382,6 +385,7 @@ pub fn run_together(
                 counters,
                 steady_state_at_s: j.steady_at,
                 position_done_ns: j.position_done,
+                position_bytes: j.position_bytes,
                 series: j.series,
             }
         })
@@ -420,6 +424,7 @@ pub fn run_together(
             counters,
             steady_state_at_s: None,
             position_done_ns: Vec::new(),
+            position_bytes: Vec::new(),
             series,
         }
     };

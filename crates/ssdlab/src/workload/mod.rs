@@ -88,6 +88,10 @@ pub struct Workload {
     /// Record completion times per 1/`position_buckets` of the span (HD Tach's MB/s against
     /// position); 0 turns it off.
     pub position_buckets: u32,
+    /// Sequential with position buckets only: write this many requests at the start of each
+    /// bucket, then go on at the next bucket's start (HD Tach tests areas spread over the drive,
+    /// not every LBA); 0 writes every block of every bucket.
+    pub position_sample_blocks: u64,
     /// Where random requests land (fio's `random_distribution`); uniform by default.
     pub distribution: Distribution,
     /// Request sizes with their shares in percent (fio's `bssplit`); empty: `block_bytes` only.
@@ -130,11 +134,44 @@ impl Default for Workload {
             random_map: false,
             steady_state: None,
             position_buckets: 0,
+            position_sample_blocks: 0,
             distribution: Distribution::Uniform,
             block_sizes: Vec::new(),
             block_range: None,
         }
     }
+}
+
+/// The first block (counted from the span's start) of each of `buckets` position buckets over
+/// `span_units` units in blocks of `block_units`, plus the end: bucket `b` holds the blocks whose
+/// first unit falls in its 1/`buckets` of the span (the engine's rule), so
+/// `start[b] = ceil(b × span_units / (block_units × buckets))`.
+pub fn bucket_starts(span_units: u64, block_units: u64, buckets: u64) -> Vec<u64> {
+    let blocks = span_units / block_units;
+    let den = u128::from(block_units) * u128::from(buckets);
+    (0..=buckets)
+        .map(|b| {
+            if b == buckets {
+                blocks
+            } else {
+                let k = (u128::from(b) * u128::from(span_units)).div_ceil(den);
+                (k as u64).min(blocks)
+            }
+        })
+        .collect()
+}
+
+/// Blocks written in each position bucket when `sample` blocks are written at each bucket's start
+/// (0: all of them).
+pub fn bucket_sample_blocks(starts: &[u64], sample: u64) -> impl Iterator<Item = u64> + '_ {
+    starts.windows(2).map(move |w| {
+        let n = w[1] - w[0];
+        if sample == 0 {
+            n
+        } else {
+            n.min(sample)
+        }
+    })
 }
 
 /// What one phase measured.
@@ -154,6 +191,8 @@ pub struct PhaseResult {
     /// With `position_buckets`: for each bucket of the span, when its last request completed
     /// (ns since the phase started).
     pub position_done_ns: Vec<u64>,
+    /// Bytes written in each position bucket.
+    pub position_bytes: Vec<u64>,
     #[serde(skip)]
     pub series: Series,
 }
@@ -325,6 +364,11 @@ impl Workload {
                 "{name}: position buckets need a sequential pattern"
             )));
         }
+        if self.position_sample_blocks > 0 && self.position_buckets == 0 {
+            return Err(Error::Workload(format!(
+                "{name}: a position sample needs position buckets"
+            )));
+        }
         let span_blocks = span_bytes / self.block_bytes;
         let max_buckets = span_blocks.min(limits::MAX_INTERVALS);
         if u64::from(self.position_buckets) > max_buckets {
@@ -359,6 +403,15 @@ impl Workload {
             )));
         }
         let byte_limit = match (self.duration_s, self.io_limit, self.byte_limit) {
+            (None, None, None) if self.position_sample_blocks > 0 => {
+                let starts = bucket_starts(
+                    span_bytes / UNIT_BYTES,
+                    self.block_bytes / UNIT_BYTES,
+                    u64::from(self.position_buckets),
+                );
+                let blocks: u64 = bucket_sample_blocks(&starts, self.position_sample_blocks).sum();
+                Some(blocks * self.block_bytes)
+            }
             (None, None, None) => Some(span_bytes / self.block_bytes * self.block_bytes),
             (_, _, b) => b,
         };

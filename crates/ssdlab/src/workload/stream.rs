@@ -133,12 +133,22 @@ pub(super) struct RequestStream {
     block_units: u64,
     blocks_in_span: u64,
     cursor: u64,
+    /// Sampled sequential passes: each bucket's first block (units from the span's start, plus
+    /// the end), the blocks to write in each, the current bucket and the blocks written in it.
+    sample: Option<Sample>,
     permutation: Option<Permutation>,
     sizes: Sizes,
     /// Where random offsets land, for anything but one size with uniform offsets drawn from a
     /// random map.
     sampler: Sampler,
     ahead: VecDeque<(IoKind, u64, u64)>,
+}
+
+struct Sample {
+    starts: Vec<u64>,
+    blocks: u64,
+    bucket: usize,
+    written: u64,
 }
 
 /// How far ahead requests are generated (and their mapping entries prefetched).
@@ -176,6 +186,19 @@ impl RequestStream {
             block_units,
             blocks_in_span,
             cursor: span_start,
+            sample: (w.pattern == Pattern::Sequential
+                && w.position_buckets > 0
+                && w.position_sample_blocks > 0)
+                .then(|| Sample {
+                    starts: super::bucket_starts(
+                        span_units,
+                        block_units,
+                        u64::from(w.position_buckets),
+                    ),
+                    blocks: w.position_sample_blocks,
+                    bucket: 0,
+                    written: 0,
+                }),
             permutation,
             sizes,
             sampler,
@@ -246,6 +269,23 @@ impl RequestStream {
                     None => self.rng.gen_range(0..self.blocks_in_span),
                 };
                 self.span_start + block * self.block_units
+            }
+            Pattern::Sequential if self.sample.is_some() => {
+                let s = self.sample.as_mut().expect("checked");
+                // Past this bucket's sample (or at the end of a bucket too small for it): on to
+                // the next bucket's start, wrapping after the last.
+                let n = s.starts.len() - 1;
+                loop {
+                    let size = s.starts[s.bucket + 1] - s.starts[s.bucket];
+                    if s.written < s.blocks.min(size) {
+                        break;
+                    }
+                    s.bucket = (s.bucket + 1) % n;
+                    s.written = 0;
+                }
+                let l = self.span_start + (s.starts[s.bucket] + s.written) * self.block_units;
+                s.written += 1;
+                l
             }
             Pattern::Sequential => {
                 if self.cursor + units > self.span_end {

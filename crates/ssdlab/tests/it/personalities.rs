@@ -11,6 +11,7 @@ use ssdlab::scenario::{
 use ssdlab::{presets, Drive};
 
 const GB16: u64 = 16_000_000_000;
+const GB32: u64 = 32_000_000_000;
 
 /// The 256 GB procedure's `m` minutes on the 16 GB drive: the same share of the drive written.
 fn minutes(m: f64) -> f64 {
@@ -88,6 +89,20 @@ fn clean_up_later_stalls_to_zero_iops_without_spare_area_and_not_with_25_percent
     let (_, ios, load) = consistency_nand("clean-up-later", 0.0, 128_000_000_000);
     let zeros = ios[100..].iter().filter(|&&n| n == 0).count();
     assert!(zeros > 50, "expected many 0-IOPS seconds, got {zeros}");
+    // The other seconds scatter (seed 003: a line "at ~7K IOPS"): no non-zero value on more than
+    // 5 % of the seconds. A batch that freed one block per die, then let the host write it at
+    // full speed, put a third of the seconds at exactly dies x 1024 IOPS.
+    let tail = &ios[300..];
+    let mut counts = std::collections::BTreeMap::new();
+    for &n in tail.iter().filter(|&&n| n > 0) {
+        *counts.entry(n).or_insert(0usize) += 1;
+    }
+    let plateau = counts.values().copied().max().unwrap_or(0) as f64 / tail.len() as f64;
+    assert!(
+        plateau <= 0.05,
+        "{:.1} % of seconds share one IOPS value",
+        100.0 * plateau
+    );
     // A batch books seconds of GC at once; the series counts it in the seconds the dies do it.
     assert!(
         load <= 1.0,
@@ -114,6 +129,9 @@ fn active_gc_keeps_the_steady_state_consistent() {
         / window.len() as f64)
         .sqrt();
     assert!(sd / mean < 0.25, "steady-state spread {:.2}", sd / mean);
+    // Neutron / Extreme II (seed 001): the steady minimum within 80 % of the mean.
+    let min = *window.iter().min().unwrap() as f64;
+    assert!(min >= 0.8 * mean, "steady min {min} vs mean {mean:.0}");
     // The on-demand drive of the same size does not stall either (incremental GC), but spreads
     // wider.
     let (od, ios) = consistency("no-idle-gc", 0.0);
@@ -129,79 +147,93 @@ fn active_gc_keeps_the_steady_state_consistent() {
     );
 }
 
-#[test]
-fn idle_time_restores_only_the_drive_with_idle_gc() {
-    // Seed 000: > 90 % and > 70 %. The 16 GB drive has had 64-page blocks, 549 per die, since
-    // the capacity rule stopped shrinking blocks below 64 pages (its steady WA is 8.6 against
-    // 8.1 at 256 GB), so 60 minutes of torture leave more scattered data and the idle-gc preset,
-    // calibrated on the earlier rule, restores 67.7 % here; the preset's recalibration at full
-    // size, with its scaled targets, is the issue "Presets calibrated to the seeds at full size".
-    for (m, floor) in [(20.0, 90.0), (60.0, 65.0)] {
-        // The firmware's fixed wait before idle GC starts is not part of the scaled time.
-        let delay = presets::get("idle-gc")
-            .unwrap()
-            .ftl
-            .idle_gc
-            .unwrap()
-            .delay_s;
-        let t = Torture {
-            torture_minutes: minutes(m),
-            pass_after_torture: false,
-            idle_minutes: minutes(30.0) + delay / 60.0,
-            trim: false,
-            ..Torture::default()
-        };
-        let idle = pct(&torture("idle-gc", &t), "after", "idle");
-        let none = pct(&torture("no-idle-gc", &t), "after", "idle");
-        let minutes = m;
-        assert!(
-            idle > floor,
-            "idle-gc after {minutes} min torture + 30 min idle: {idle:.1}% (seed 000: > {floor}%)"
-        );
-        assert!(
-            none < 60.0,
-            "no-idle-gc should not recover while idle: {none:.1}%"
-        );
-    }
+/// The `m`-minute torture of the review (fill, random writes), then the passes and idle periods
+/// of `then` ("pass" or "idle:MINUTES", minutes of the 256 GB procedure), without TRIM; the
+/// firmware's fixed wait before idle GC is added to idle periods, not scaled.
+/// The HD Tach sequences run at 32 GB: on 16 GB drives' 17-page blocks a foreground GC run is
+/// too short to show the 256 GB drive's recovery (20 minutes of torture cost as much as 60).
+fn review(preset: &str, m: f64, pass_after: bool, idle: f64, then: &[&str]) -> HdTachSummary {
+    let minutes = |x: f64| x * GB32 as f64 / 256e9;
+    let delay = presets::get(preset)
+        .unwrap()
+        .ftl
+        .idle_gc
+        .map_or(0.0, |g| g.delay_s / 60.0);
+    let scaled = |i: f64| minutes(i) + delay;
+    let t = Torture {
+        torture_minutes: minutes(m),
+        pass_after_torture: pass_after,
+        idle_minutes: if idle > 0.0 { scaled(idle) } else { 0.0 },
+        then: then
+            .iter()
+            .map(|a| match a.strip_prefix("idle:") {
+                Some(i) => format!("idle:{}", scaled(i.parse().unwrap())),
+                None => (*a).to_string(),
+            })
+            .collect(),
+        trim: false,
+        ..Torture::default()
+    };
+    let cfg = presets::get(preset)
+        .unwrap()
+        .with_user_capacity(GB32)
+        .unwrap();
+    let mut d = Drive::new(&cfg, 7).unwrap();
+    let steps = t.steps(d.user_bytes()).unwrap();
+    let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
+    d.ftl().check_invariants().unwrap();
+    t.summarize(&r, d.user_bytes()).hdtach
+}
+
+/// Percent of clean of the `i`-th pass and its lowest position's.
+fn nth(s: &HdTachSummary, i: usize) -> (f64, f64) {
+    let p = &s.passes[i];
+    (
+        p.pct_of_clean.unwrap(),
+        100.0 * p.min_mb_s / s.passes[0].avg_mb_s,
+    )
 }
 
 #[test]
-fn a_sequential_pass_restores_the_no_idle_gc_drive_and_trim_restores_it_fully() {
-    let t = Torture {
-        torture_minutes: minutes(60.0),
-        idle_minutes: minutes(40.0),
-        ..Torture::default()
-    };
-    let s = torture("no-idle-gc", &t);
-    let after = s.passes[1].pct_of_clean.unwrap();
-    assert!(after < 50.0, "60 min torture should hurt: {after:.1}%");
-    assert!(pct(&s, "after", "pass, ") > 95.0, "{s:?}");
-    assert!(pct(&s, "after TRIM", "") > 95.0);
-    // HD Tach after torture is slowest at the start of the span and recovers along it.
-    let curve = &s.passes[1].curve;
-    let head = curve[..20].iter().sum::<f64>() / 20.0;
-    let tail = curve[curve.len() - 20..].iter().sum::<f64>() / 20.0;
+fn no_idle_gc_recovers_pass_by_pass_like_the_performance_pro() {
+    // Seed 002: 171.6 MB/s after 20 min of torture (as low as ~60), 57.4 MB/s after 60 min; a
+    // pass then 40 min idle "much better"; a third pass after two hours "almost back to new".
+    let (p20, low20) = nth(&review("no-idle-gc", 20.0, true, 0.0, &[]), 1);
     assert!(
-        head < 0.5 * tail,
-        "start {head:.1} MB/s vs end {tail:.1} MB/s"
+        (40.0..=60.0).contains(&p20) && low20 <= 30.0,
+        "20 min: {p20:.1} %, low {low20:.1} %"
+    );
+    let s = review("no-idle-gc", 60.0, true, 40.0, &["idle:120", "pass"]);
+    let (p60, _) = nth(&s, 1);
+    assert!((10.0..=25.0).contains(&p60), "60 min: {p60:.1} %");
+    let (p2, _) = nth(&s, 2);
+    assert!(
+        p2 >= p60 + 10.0 && p2 < 95.0,
+        "pass, 40 min idle: {p2:.1} % after {p60:.1} %"
+    );
+    let (p3, _) = nth(&s, 3);
+    assert!(p3 >= 90.0, "third pass after 2 h idle: {p3:.1} %");
+    // Idle time alone changes nothing (seed 002: "around 4MB/s difference").
+    let (idle, _) = nth(&review("no-idle-gc", 60.0, false, 40.0, &[]), 1);
+    assert!(
+        (idle - p60).abs() < 3.0,
+        "40 min idle without a pass: {idle:.1} % vs {p60:.1} %"
     );
 }
 
 #[test]
-fn twenty_minutes_of_torture_hurts_less_than_sixty() {
-    let t20 = Torture {
-        torture_minutes: minutes(20.0),
-        idle_minutes: 0.0,
-        trim: false,
-        ..Torture::default()
-    };
-    let t60 = Torture {
-        torture_minutes: minutes(60.0),
-        ..t20.clone()
-    };
-    let a = torture("no-idle-gc", &t20).passes[1].pct_of_clean.unwrap();
-    let b = torture("no-idle-gc", &t60).passes[1].pct_of_clean.unwrap();
-    assert!(a > b * 1.3, "20 min {a:.1}% vs 60 min {b:.1}%");
+fn idle_gc_recovers_in_the_reviews_order_and_no_idle_gc_does_not() {
+    // Seed 000, in the review's order (torture, pass, 30 min idle, pass): > 90 % after 20 min of
+    // torture, > 70 % after 60 min; the drive without idle GC stays well below.
+    let (q20, _) = nth(&review("idle-gc", 20.0, true, 30.0, &[]), 2);
+    assert!(q20 >= 90.0, "idle-gc, 20 min: {q20:.1} %");
+    let (q60, _) = nth(&review("idle-gc", 60.0, true, 30.0, &[]), 2);
+    let (o60, _) = nth(&review("no-idle-gc", 60.0, true, 30.0, &[]), 2);
+    assert!(q60 >= 70.0, "idle-gc, 60 min: {q60:.1} %");
+    assert!(
+        q60 >= o60 + 10.0,
+        "idle-gc {q60:.1} % vs no-idle-gc {o60:.1} %"
+    );
 }
 
 #[test]
@@ -252,15 +284,45 @@ fn compressible_data_gives_wa_below_one_on_the_compressing_drive() {
 
 #[test]
 fn a_used_drive_writes_slower_and_trim_makes_it_new_again() {
+    // Seed 004: 13.1 / 6.93 / 12.9 MB/s (100 / 53 / 98 %). The 256 GB test (8 GB for 180 s)
+    // scaled to a 32 GB drive: the same share of the drive, written for the same share of time.
     let u = UsedVsNew {
-        duration_s: 120.0,
+        test_span_bytes: (8e9 * GB32 as f64 / 256e9) as u64 / 4096 * 4096,
+        duration_s: 180.0 * GB32 as f64 / 256e9,
         ..UsedVsNew::default()
     };
-    let mut d = drive("no-idle-gc");
+    let drive = |p: &str| {
+        let cfg = presets::get(p).unwrap().with_user_capacity(GB32).unwrap();
+        Drive::new(&cfg, 7).unwrap()
+    };
+    let mut d = drive("mlc-256");
     let steps = u.steps(d.user_bytes()).unwrap();
     let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
     let s = u.summarize(&r, d.user_bytes());
     let mb = |state: &str| s.states.iter().find(|x| x.state == state).unwrap().mb_s;
-    assert!(mb("used") < 0.75 * mb("clean"), "{s:?}");
-    assert!(mb("used after TRIM") > 0.95 * mb("clean"), "{s:?}");
+    let (used, trimmed) = (
+        mb("used") / mb("clean"),
+        mb("used after TRIM") / mb("clean"),
+    );
+    assert!(
+        (0.35..=0.75).contains(&used),
+        "used {used:.2} of clean: {s:?}"
+    );
+    // 0.95 at 256 GB (the scorecard); the 32 GB test's 22.5 s leave TRIM's first seconds more
+    // weight.
+    assert!(trimmed >= 0.9, "after TRIM {trimmed:.2} of clean: {s:?}");
+    // Without the install's random writes the spare area absorbs the test: "used" looks new.
+    let plain = UsedVsNew {
+        os_rewrite_pct: 0.0,
+        ..u
+    };
+    let mut d = drive("mlc-256");
+    let steps = plain.steps(d.user_bytes()).unwrap();
+    let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
+    let s0 = plain.summarize(&r, d.user_bytes());
+    let used0 = s0.states[1].mb_s / s0.states[0].mb_s;
+    assert!(
+        used0 > used + 0.15,
+        "without the rewrite {used0:.2}, with it {used:.2}"
+    );
 }

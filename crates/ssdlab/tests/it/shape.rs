@@ -94,8 +94,12 @@ fn on_demand_drives_scatter_after_the_cliff_without_stalls_or_rhythm() {
             "{name}: 0-IOPS seconds after the cliff"
         );
         let worst = worst_autocorrelation(&r);
+        // no-idle-gc's foreground GC runs to 50 free blocks per die (the Performance Pro's HD Tach
+        // recovery, docs/calibration.md): long runs on every die leave a milder rhythm (0.54 at
+        // 128 GB) than the default drive's; the others keep the 0.5 bound.
+        let bound = if name == "no-idle-gc" { 0.65 } else { 0.5 };
         assert!(
-            worst < 0.5,
+            worst < bound,
             "{name}: steady-state autocorrelation {worst:.2} at some lag in 2..=10"
         );
         // Hundreds of milliseconds at most, where whole-victim GC took seconds.

@@ -1,0 +1,82 @@
+"""The fidelity scorecard (`ssdlab calibrate`): its measures, its table and the doc it writes.
+The targets themselves are asserted at CI sizes by crates/ssdlab/tests/it/personalities.rs; the
+full-size run is `make fidelity`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssdlab import calibrate
+from ssdlab.calibrate import BEGIN, END, Check, Scorecard
+from ssdlab.cli import main
+
+
+def test_first_zero_second_and_plateau_share() -> None:
+    assert calibrate.first_zero_second([5, 3, 0, 4, 0]) == 2
+    assert calibrate.first_zero_second([5, 3]) is None
+    # Two lines: 0 and a scatter; the 0 line is not a plateau, a repeated non-zero value is.
+    assert calibrate.plateau_share([0, 0, 7000, 7100, 6900, 0]) == pytest.approx(1 / 6)
+    assert calibrate.plateau_share([0, 0, 32768, 32768, 32768, 0]) == pytest.approx(0.5)
+    assert calibrate.plateau_share([]) == 0.0
+
+
+def test_autocorrelation_sees_a_rhythm_and_not_noise() -> None:
+    rhythm = np.tile([1000, 1000, 9000], 200)
+    assert calibrate.max_autocorrelation(rhythm) > 0.9
+    noise = np.random.default_rng(1).integers(1000, 9000, 600)
+    assert calibrate.max_autocorrelation(noise) < 0.2
+
+
+def _card(ok: bool = True) -> Scorecard:
+    card = Scorecard(capacity_bytes=calibrate.FULL_SIZE, seed=1)
+    card.checks = [
+        Check("no-idle-gc", "60 min torture", "57.4 MB/s (seed 002)", "10–25 %", "14.3 %", True),
+        Check("clean-up-later", "a | b", "seed", "t", "m", ok),
+    ]
+    return card
+
+
+def test_markdown_table_lists_every_check() -> None:
+    text = calibrate.markdown_table(_card(ok=False))
+    assert "| `no-idle-gc` | 60 min torture | 57.4 MB/s (seed 002) | 10–25 % | 14.3 % | pass |" in text
+    assert "a \\| b" in text and "**FAIL**" in text and "1 target(s) fail" in text
+    assert "every target passes" in calibrate.markdown_table(_card())
+
+
+def test_update_doc_replaces_only_the_marked_table(tmp_path: Path) -> None:
+    doc = tmp_path / "calibration.md"
+    doc.write_text(f"# head\n\n{BEGIN}\nold table\n{END}\n\ntail\n", encoding="utf-8")
+    out = tmp_path / "runs"
+    (out / "clean-up-later-consistency").mkdir(parents=True)
+    (out / "clean-up-later-consistency" / "steady_linear.png").write_bytes(b"png")
+    calibrate.update_doc(_card(), doc, out)
+    text = doc.read_text(encoding="utf-8")
+    assert text.startswith("# head\n\n" + BEGIN + "\nMeasured by `ssdlab calibrate`")
+    assert "old table" not in text and text.endswith(END + "\n\ntail\n")
+    assert (tmp_path / "img" / "fidelity-clean-up-later.png").read_bytes() == b"png"
+    calibrate.update_doc(_card(), doc, out)  # again: the same single table
+    assert doc.read_text(encoding="utf-8").count(BEGIN) == 1
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(calibrate.SsdlabError, match="no scorecard markers"):
+        calibrate.update_doc(_card(), bare)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--capacity", "lots"], "capacity"),
+        (["--seed", "-1"], "seed"),
+        (["--doc", "no/such/file.md"], "is not a file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["calibrate", "--out", str(tmp_path / "o"), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ssdlab: error:") and message in err[0]
+    assert not (tmp_path / "o").exists()
