@@ -325,6 +325,7 @@ impl Replay {
                 counters: drive.counters().since(&self.counters_before),
                 steady_state_at_s: None,
                 position_done_ns: Vec::new(),
+                position_bytes: Vec::new(),
                 series: self.series,
             },
             stats: self.stats,
