@@ -741,8 +741,21 @@ impl DriveConfig {
         // The design's blocks per die, with blocks as large as the capacity allows; but below
         // SMALL_DRIVE_PAGES_PER_BLOCK pages, fewer (at least MIN_BLOCKS_PER_PLANE) larger blocks.
         let natural = (physical_needed / (plane_pages * design_blocks)).floor();
-        let fewest_blocks =
-            (physical_needed / (plane_pages * f64::from(MIN_BLOCKS_PER_PLANE))).floor();
+        // Fewest blocks per die: MIN_BLOCKS_PER_PLANE, or more when the firmware keeps a large
+        // free-block reserve (three times the spare blocks `validate` requires), up to the design's.
+        let f = &self.ftl;
+        let reserve = match f.gc_mode {
+            GcMode::Active => f.active_gc_free_blocks,
+            GcMode::CleanUpLater => f.gc_high_free_blocks.max(f.active_gc_free_blocks),
+            GcMode::OnDemand => f.gc_high_free_blocks,
+        };
+        let min_blocks = (3.0 * f64::from(reserve + 3) * (1.0 + f.op) / f.op)
+            .ceil()
+            .clamp(
+                f64::from(MIN_BLOCKS_PER_PLANE),
+                design_blocks.max(f64::from(MIN_BLOCKS_PER_PLANE)),
+            );
+        let fewest_blocks = (physical_needed / (plane_pages * min_blocks)).floor();
         // A drive with an SLC cache keeps its blocks per die at every size (smaller blocks): its
         // cache and folding are shares of blocks, and a full cached drive with few blocks per die
         // has none free to fold into while idle (the saturation tests at 16 GB). Its small-drive
@@ -832,8 +845,9 @@ mod tests {
         let cfg = design.with_user_capacity(8 << 30).unwrap();
         assert_eq!(cfg.geometry.channels * cfg.geometry.dies_per_channel, 32);
         // 8 GiB: blocks keep SMALL_DRIVE_PAGES_PER_BLOCK pages, dies hold fewer of them.
-        assert_eq!(cfg.geometry.pages_per_block, SMALL_DRIVE_PAGES_PER_BLOCK);
-        assert!((MIN_BLOCKS_PER_PLANE..600).contains(&cfg.geometry.blocks_per_plane));
+        // (Three times the 8 spare blocks GC needs at 7.4 % OP: about 350 blocks per die.)
+        assert!((32..=SMALL_DRIVE_PAGES_PER_BLOCK).contains(&cfg.geometry.pages_per_block));
+        assert!((340..600).contains(&cfg.geometry.blocks_per_plane));
         // 32 GB: the design's ~2048 blocks per die, smaller blocks.
         let mid = design.with_user_capacity(32_000_000_000).unwrap();
         assert_eq!(mid.geometry.pages_per_block, 64);
@@ -847,7 +861,15 @@ mod tests {
         assert!(g100.pages_per_block > 64 && (2048..2100).contains(&g100.blocks_per_plane));
         // 2 GiB: 256 blocks per die of fewer pages.
         let small = design.with_user_capacity(2 << 30).unwrap().geometry;
-        assert!((MIN_BLOCKS_PER_PLANE..300).contains(&small.blocks_per_plane));
+        assert!((340..400).contains(&small.blocks_per_plane));
+        // A firmware with a large free-block reserve keeps more blocks per die.
+        let mut big_reserve = design.clone();
+        big_reserve.ftl.gc_high_free_blocks = 50;
+        let g = big_reserve
+            .with_user_capacity(16_000_000_000)
+            .unwrap()
+            .geometry;
+        assert!(g.blocks_per_plane >= 2048, "{g:?}");
         assert!(small.pages_per_block < 64 && small.pages_per_block >= MIN_PAGES_PER_BLOCK);
         let layout = cfg.validate().unwrap();
         assert_eq!(layout.user_units * UNIT_BYTES, 8 << 30);
