@@ -181,9 +181,9 @@ fn dies_differ_and_the_steady_state_is_a_scatter() {
 
 #[test]
 fn small_drives_scatter_like_the_full_size_one() {
-    // 8 GiB (64-page blocks, 274 per die): the same kind of chart as 256 GB: a burst, a cliff,
-    // then a scatter (coefficient of variation 0.28 at 256 GB, 0.23 here; 0.04 when blocks shrank
-    // to 16 pages) with no 0-IOPS second and no rhythm.
+    // 8 GiB (50-page blocks, 352 per die): the same kind of chart as 256 GB: a burst, a cliff,
+    // then a scatter (coefficient of variation 0.28 at 256 GB, 0.16 here; 0.02 with 8-page blocks)
+    // with no 0-IOPS second and no rhythm.
     let cfg = presets::get("mlc-256")
         .unwrap()
         .with_user_capacity(8 << 30)
