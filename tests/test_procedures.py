@@ -174,7 +174,9 @@ def test_after_torture_the_start_of_the_span_is_slowest(hdtach_run: HdtachResult
     # First 10 % of the span vs the last 10 %: a pass writes half of each position, so it frees less
     # ahead of itself than a whole-span pass did (0.6 then).
     assert after[:20].mean() < 0.75 * after[-20:].mean()
-    assert int(np.argmin(after)) < 20
+    # The slowest position lies in the first 15 % of the span: with sampled passes (each position
+    # writes half its area, issue 11) single positions vary more; at 8 GiB the slowest is the 25th.
+    assert int(np.argmin(after)) < 30
     assert pct(hdtach_run, "after 5 min torture") < 85
 
 

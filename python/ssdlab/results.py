@@ -938,6 +938,9 @@ class WorstCaseWaResult(_ProcedureResult):
             )
         }
 
+    def _write_frames(self, staging: Path) -> None:
+        self.series.to_csv(staging / "wa.csv", index=False, float_format="%.10g")
+
 
 class SaturationResult(_ProcedureResult):
     """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
@@ -1057,5 +1060,3 @@ class SaturationResult(_ProcedureResult):
 
     def _write_frames(self, staging: Path) -> None:
         self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
-    def _write_frames(self, staging: Path) -> None:
-        self.series.to_csv(staging / "wa.csv", index=False, float_format="%.10g")
