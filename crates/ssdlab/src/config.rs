@@ -192,6 +192,19 @@ pub struct FtlConfig {
     pub slc_cache: Option<SlcCache>,
 }
 
+impl FtlConfig {
+    /// Free blocks per die the GC keeps: the active-GC target in active mode, else the high
+    /// watermark. `validate` requires this many spare blocks (plus 3); the capacity rule keeps
+    /// dies large enough for it.
+    pub fn free_block_reserve(&self) -> u32 {
+        if self.gc_mode == GcMode::Active {
+            self.active_gc_free_blocks
+        } else {
+            self.gc_high_free_blocks
+        }
+    }
+}
+
 /// An SLC write cache: host pages go to blocks programmed one bit per cell (fast, a `1 / bits`
 /// share of the block's capacity) while the cache has room; beyond it they go straight to native
 /// blocks. Cached data is folded (copied) into native blocks by GC when free blocks run low, and
@@ -688,11 +701,7 @@ impl DriveConfig {
         }
         // GC needs free blocks for its watermarks and the two open frontiers, plus room to find
         // victims that hold invalid data.
-        let reserve = if f.gc_mode == GcMode::Active {
-            f.active_gc_free_blocks
-        } else {
-            f.gc_high_free_blocks
-        };
+        let reserve = f.free_block_reserve();
         let static_blocks = f.slc_cache.as_ref().map_or(0, |c| {
             crate::nand::cell::static_cache_blocks(&layout, g, c.static_pct)
         });
@@ -744,10 +753,11 @@ impl DriveConfig {
         // Fewest blocks per die: MIN_BLOCKS_PER_PLANE, or more when the firmware keeps a large
         // free-block reserve (three times the spare blocks `validate` requires), up to the design's.
         let f = &self.ftl;
-        let reserve = match f.gc_mode {
-            GcMode::Active => f.active_gc_free_blocks,
-            GcMode::CleanUpLater => f.gc_high_free_blocks.max(f.active_gc_free_blocks),
-            GcMode::OnDemand => f.gc_high_free_blocks,
+        // Clean-up-later's pool also sits below its lazy-GC threshold.
+        let reserve = if f.gc_mode == GcMode::CleanUpLater {
+            f.free_block_reserve().max(f.active_gc_free_blocks)
+        } else {
+            f.free_block_reserve()
         };
         let min_blocks = (3.0 * f64::from(reserve + 3) * (1.0 + f.op) / f.op)
             .ceil()
