@@ -12,15 +12,29 @@ directories and charts.
     >>> ssdlab.sweep("study.toml", "runs/study")    # many points on Dask into runs/study/results.parquet
 """
 
+from typing import Any
+
 from ssdlab._core import __version__
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_case_wa
 from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
 from ssdlab.simulate import Simulator, StepResult, consistency
-from ssdlab import sweep  # a package you can call: ssdlab.sweep(spec, out)
-from ssdlab import replay  # a package you can call: ssdlab.replay(trace, drive)
-from ssdlab.replay import ReplayResult
+
+# `sweep` and `replay` are packages you can call (`ssdlab.sweep(spec, out)`,
+# `ssdlab.replay(trace, drive)`); they are imported on first use, so that `import ssdlab` and the
+# CLI's other commands do not pay for them.
+_LAZY = {"sweep": "ssdlab.sweep", "replay": "ssdlab.replay"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _LAZY:
+        return importlib.import_module(_LAZY[name])
+    if name == "ReplayResult":
+        return importlib.import_module("ssdlab.replay").ReplayResult
+    raise AttributeError(f"module 'ssdlab' has no attribute {name!r}")
 
 __all__ = [
     "ConsistencyResult",

@@ -9,8 +9,6 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from ssdlab.config import DriveConfig
 from ssdlab.results import PathLike, _plain, _write_atomically
@@ -95,6 +93,10 @@ class ReplayResult:
 
     def chart(self) -> Figure:
         """Three panels over time: IOPS by direction, mean latency by direction (log), WA."""
+        # Imported here, not at the top: `import ssdlab` should not pay for matplotlib.
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
         fig = Figure(figsize=(10.0, 7.5), dpi=110, layout="constrained")
         FigureCanvasAgg(fig)
         axes = fig.subplots(3, 1, sharex=True)
