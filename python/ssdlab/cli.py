@@ -760,9 +760,6 @@ def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, pref
     the cache came back. Writes saturation.csv (phase, gb_written, mb_s), summary.json (cache_gb,
     mb_s_in_cache, mb_s_after_cache, mb_s_after_idle, user_capacity_bytes, ...) and saturation.png.
     """
-    if report:
-        raise SsdlabError("the HTML report does not cover write saturation yet; leave out --report and "
-                          "open saturation.png")
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options = {"pattern": pattern, "block_size": block_size, "qd": qd, "fill_pct": fill_pct,
                "prefill_pct": prefill_pct, "idle_minutes": idle_minutes, "after_idle_pct": after_idle_pct}
@@ -774,8 +771,9 @@ def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, pref
     if idle_minutes > 0:
         what += f", {idle_minutes:g} min idle, {after_idle_pct:g}% again"
     result, path = _simulate(cfg, "saturation", options, what, out, quiet,
-                             lambda progress: procedures.saturation(cfg, seed=seed, progress=progress, **options))
-    if not _finish(result, path, False, quiet, SATURATION_FILES):
+                             lambda progress: procedures.saturation(cfg, seed=seed, progress=progress, **options),
+                             report)
+    if not _finish(result, path, report, quiet, SATURATION_FILES):
         return
     s = result.summary
     if s["cache_gb"] is None:

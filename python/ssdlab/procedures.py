@@ -256,7 +256,11 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
     if name == "wa":
         return _fill_and_torture(p["torture_minutes"])
     if name == "saturation":
-        steps = [{"step": "secure_erase"}, _run("saturation:write")]
+        steps = [{"step": "secure_erase"}]
+        if p.get("prefill_pct", 0) > 0 and int(user_bytes * p["prefill_pct"] / 100) >= p["block_bytes"]:
+            # a day of idle time after the prefill (scenario/saturation.rs: PREFILL_IDLE_S)
+            steps += [_run("saturation:prefill"), {"step": "idle", "seconds": 86_400.0}]
+        steps.append(_run("saturation:write"))
         if p["idle_minutes"] > 0:
             steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, _run("saturation:after idle")]
         return steps

@@ -86,8 +86,10 @@ pub struct SaturationSummary {
     pub mb_s_after_cache: Option<f64>,
     /// Mean MB/s of the whole first write (TechPowerUp's "average to fill").
     pub mb_s_average: f64,
-    /// Mean MB/s of the write after idle, and GB of it written before its speed fell below half
-    /// of `mb_s_initial` (its whole size if it never did).
+    /// Mean MB/s of the write after idle, and GB of it written before its speed first fell below
+    /// the midpoint of `mb_s_in_cache` and `mb_s_after_cache` (half of `mb_s_initial` without a
+    /// cliff; its whole size if it never did): the midpoint tells cache speed from a native
+    /// speed above half of it (a TLC drive's 2 GB/s after a 4 GB/s cache).
     pub mb_s_after_idle: Option<f64>,
     pub recovered_gb: Option<f64>,
     /// NAND writes / host writes over the first write (folded data counts: it is written twice).
@@ -275,9 +277,15 @@ impl Procedure for Saturation {
             mb_s_average: mean_mb_s(&points, bin).unwrap_or(0.0),
             mb_s_after_idle: after_idle.as_deref().and_then(|c| mean_mb_s(c, bin)),
             recovered_gb: after_idle.as_deref().map(|c| {
+                let fast = match mean_mb_s(after, bin) {
+                    Some(slow) if cliff.is_some() => {
+                        (mean_mb_s(before, bin).unwrap_or(initial) + slow) / 2.0
+                    }
+                    _ => initial / 2.0,
+                };
                 let n = c
                     .iter()
-                    .position(|p| p.mb_s < initial / 2.0)
+                    .position(|p| p.mb_s < fast)
                     .unwrap_or(c.len());
                 n as f64 * bin / 1e9
             }),
