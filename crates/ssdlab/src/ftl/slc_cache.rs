@@ -81,7 +81,8 @@ pub struct SlcState {
 impl SlcCache {
     pub(super) fn new(cfg: &DriveConfig, c: &SlcCacheConfig, layout: &Layout) -> SlcCache {
         let g = &cfg.geometry;
-        let user_per_die = i64::try_from(layout.user_units / u64::from(layout.dies)).unwrap_or(i64::MAX);
+        let user_per_die =
+            i64::try_from(layout.user_units / u64::from(layout.dies)).unwrap_or(i64::MAX);
         let dies = layout.dies as usize;
         SlcCache {
             block_slots: cell::pslc_pages(g.pages_per_block, g.cell) * layout.units_per_program,

@@ -283,10 +283,7 @@ impl Procedure for Saturation {
                     }
                     _ => initial / 2.0,
                 };
-                let n = c
-                    .iter()
-                    .position(|p| p.mb_s < fast)
-                    .unwrap_or(c.len());
+                let n = c.iter().position(|p| p.mb_s < fast).unwrap_or(c.len());
                 n as f64 * bin / 1e9
             }),
             write_amplification: counters.write_amplification().unwrap_or(0.0),

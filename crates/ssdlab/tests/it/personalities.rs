@@ -348,7 +348,7 @@ fn the_enterprise_drive_holds_a_steady_state_its_spare_area_sets() {
         c.summarize(r[2].phase.as_ref().unwrap())
     };
     let p5600 = run(None);
-    let p5500 = run(Some(0.1454644224));
+    let p5500 = run(Some(0.145_464_422_4));
     for s in [&p5600, &p5500] {
         // Consistent: background GC keeps every second within 10 % of the steady mean.
         assert!(
