@@ -978,6 +978,31 @@ mod tests {
         )
         .unwrap()
         .contains("idle_fold_delay_s"));
+        for bad in ["dynamic_floor_pct = 100", "dynamic_floor_pct = -1"] {
+            let err = cached(
+                "tlc",
+                &format!("static_pct = 1\ndynamic_share = 0.5\n{bad}"),
+            )
+            .unwrap();
+            assert!(
+                err.contains("dynamic_floor_pct must be within 0..100"),
+                "{err}"
+            );
+        }
+        for bad in ["fold_while_writing = 17", "fold_while_writing = -0.1"] {
+            let err = cached(
+                "tlc",
+                &format!("static_pct = 1\ndynamic_share = 0.5\n{bad}"),
+            )
+            .unwrap();
+            assert!(
+                err.contains("fold_while_writing must be within 0..16"),
+                "{err}"
+            );
+        }
+        let ok =
+            "static_pct = 1\ndynamic_share = 0.5\ndynamic_floor_pct = 25\nfold_while_writing = 0.3";
+        assert_eq!(cached("qlc", ok), None);
     }
 
     #[test]

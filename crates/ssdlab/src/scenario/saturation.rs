@@ -218,12 +218,17 @@ impl Procedure for Saturation {
             return Err(Error::Workload(format!(
                 "a saturation curve of {} points needs a queue's worth of requests per point ({} x {} KiB), \
                  {} KiB in all; the write covers {} KiB: use a larger --capacity or --fill-pct, or a smaller \
-                 --block-size or --qd",
+                 {}",
                 self.points,
                 self.queue_depth,
                 self.block_bytes / 1024,
                 per_point / 1024,
-                fill / 1024
+                fill / 1024,
+                if start > 0 {
+                    "--block-size, --qd or --prefill-pct"
+                } else {
+                    "--block-size or --qd"
+                }
             )));
         }
         let mut steps = vec![Step::SecureErase];
