@@ -35,7 +35,8 @@ def test_the_cliff_is_where_the_cache_the_preset_describes_runs_out(name: str, t
     cache = cfg.ftl.slc_cache
     assert cache is not None
     bits = {"tlc": 3, "qlc": 4}[cfg.geometry.cell]
-    expected = s["user_capacity_bytes"] / 1e9 * (cache.static_pct / 100 + cache.dynamic_share / bits)
+    dynamic = cache.dynamic_share * (1 - cache.dynamic_floor_pct / 100) / bits
+    expected = s["user_capacity_bytes"] / 1e9 * (cache.static_pct / 100 + dynamic)
     assert r.cache_gb == pytest.approx(expected, rel=0.05)
     assert s["mb_s_after_cache"] < s["mb_s_in_cache"] / 2
     # A full drive has no dynamic cache: after idle only the static part comes back.
@@ -79,6 +80,8 @@ def test_without_a_cache_there_is_no_cliff() -> None:
         ({"idle_minutes": -1}, "idle minutes"),
         ({"block_size": "3KiB"}, "4096"),
         ({"points": 5}, "10 to 10000 points"),
+        ({"prefill_pct": 100}, "prefill must be in"),
+        ({"prefill_pct": float("nan")}, "prefill percentage must be a finite number"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(kwargs: dict, match: str) -> None:
@@ -94,19 +97,89 @@ def test_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: py
     out = capsys.readouterr().out
     assert "fast for" in out and "after 1 min idle" in out
     assert {p.name for p in (tmp_path / "s").iterdir()} == set(SATURATION_FILES)
-    for bad in (["--fill-pct", "0"], ["--pattern", "zigzag"], ["--report"], ["--block-size", "64MiB"]):
+    for bad in (["--fill-pct", "0"], ["--pattern", "zigzag"], ["--prefill-pct", "100"], ["--prefill-pct", "-1"],
+                ["--block-size", "64MiB"]):
         assert main(["saturation", "--drive", "qlc-hybrid-cache", "--capacity", SIZE, "--out", "x", *bad]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") <= 2 and "Traceback" not in err, err
         assert not (tmp_path / "x").exists()
 
 
+def test_a_fuller_drive_has_a_smaller_cache() -> None:
+    # The QLC preset (Intel 660p class): static 1.2 % plus a dynamic part of `dynamic_share` of the free
+    # space beyond a quarter of the drive, so at 80 % full only the static part is left.
+    cfg = _drive("qlc-hybrid-cache")
+    cache = cfg.ftl.slc_cache
+    assert cache is not None and cache.dynamic_floor_pct == 25
+    gb = {full: ssdlab.saturation(cfg, prefill_pct=full).summary for full in (0, 50, 80)}
+    user = gb[0]["user_capacity_bytes"] / 1e9
+
+    def expected(full: float) -> float:
+        return user * (cache.static_pct + cache.dynamic_share * max(0.0, 75 - full) / 4) / 100
+
+    for full, s in gb.items():
+        assert s["prefill_pct"] == full
+        assert s["written_gb"] == pytest.approx(user * (100 - full) / 100, rel=0.001)
+        assert s["slc_written_gb"] == pytest.approx(expected(full), rel=0.04), full
+    assert gb[0]["cache_gb"] > gb[50]["cache_gb"] > gb[80]["cache_gb"]
+
+
+def test_the_tlc_preset_folds_while_it_writes_then_runs_at_the_native_rate() -> None:
+    # 980 Pro class: past the cache the host runs slower while the drive folds, and faster once the
+    # cache is folded (TechPowerUp: "the fuller the drive gets, the higher the write speed").
+    r = ssdlab.saturation(_drive("tlc-dynamic-cache"))
+    s = r.summary
+    assert s["folded_gb"] == pytest.approx(s["slc_written_gb"], rel=0.01)
+    assert s["write_amplification"] == pytest.approx(1 + s["folded_gb"] / s["written_gb"], rel=0.002)
+    curve = r.curve[r.curve["phase"] == "write"]
+    cache = r.cache_gb
+    assert cache is not None
+    folding = curve[(curve.gb_written > cache * 1.5) & (curve.gb_written < cache * 3)].mb_s.median()
+    native = curve[curve.gb_written > 0.8 * s["written_gb"]].mb_s.median()
+    assert native > 1.2 * folding
+    assert s["mb_s_in_cache"] > 1.8 * native
+
+
+def test_saturation_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    from ssdlab.report import build_report, load_runs
+    from ssdlab.report.load import SaturationRun
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["saturation", "--drive", "qlc-hybrid-cache", "--capacity", SIZE, "--idle-minutes", "1",
+                 "--report", "--out", "s", "-q"]) == 0
+    assert (tmp_path / "s" / "report.html").is_file()
+    assert "Write saturation" in (tmp_path / "s" / "report.html").read_text(encoding="utf-8")
+    runs = load_runs([tmp_path / "s"])
+    assert isinstance(runs[0], SaturationRun)
+    report = build_report(runs)
+    assert [x.id for x in report.sections] == ["saturation"]
+    chart = report.charts()["saturation"]
+    spec = chart.specs[0]
+    csv = pd.read_csv(tmp_path / "s" / "saturation.csv")
+    for trace, phase in zip(spec["data"], ("write", "after idle")):
+        rows = csv[csv.phase == phase]
+        assert trace["x"] == pytest.approx(rows.gb_written.tolist())
+        assert trace["y"] == pytest.approx(rows.mb_s.tolist())
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text(encoding="utf-8"))
+    assert spec["layout"]["shapes"][0]["x0"] == pytest.approx(summary["cache_gb"])
+    table = report.tables()["summary-saturation"]
+    assert table.rows[0][1].text == f"{summary['cache_gb']:,.1f}"
+    go = pytest.importorskip("plotly.graph_objects")
+    go.Figure(spec)
+    # A directory whose CSV is missing is a one-line error naming it.
+    (tmp_path / "s" / "saturation.csv").unlink()
+    with pytest.raises(ssdlab.SsdlabError, match="without saturation.csv"):
+        load_runs([tmp_path / "s"])
+
+
 def test_the_plan_matches_the_core_steps() -> None:
     cfg = _drive("tlc-dynamic-cache")
-    planned = procedures.procedure_steps("saturation", cfg, idle_minutes=1)
-    r = ssdlab.saturation(cfg, idle_minutes=1)
-    assert [s["step"] for s in planned] == [s.kind for s in r.steps]
-    assert [s.get("workload", {}).get("label", "") for s in planned] == [s.label for s in r.steps]
+    for kwargs in ({"idle_minutes": 1}, {"idle_minutes": 1, "prefill_pct": 30}):
+        planned = procedures.procedure_steps("saturation", cfg, **kwargs)
+        r = ssdlab.saturation(cfg, **kwargs)
+        assert [s["step"] for s in planned] == [s.kind for s in r.steps]
+        assert [s.get("workload", {}).get("label", "") for s in planned] == [s.label for s in r.steps]
 
 
 @pytest.mark.parametrize("name", CACHED)

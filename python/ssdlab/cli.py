@@ -720,6 +720,17 @@ def _share_pct(value: Any, what: str) -> float:
 _SHARE = cv.Checked("pct", _share_pct)
 
 
+def _prefill_pct(value: Any, what: str) -> float:
+    """The prefill's share of the drive in percent: 0 or more, below 100."""
+    v = float(value)
+    if not (v == v and 0 <= v < 100):
+        raise SsdlabError(f"{what} must be at least 0 and below 100 percent, got {value!r}")
+    return v
+
+
+_PREFILL = cv.Checked("pct", _prefill_pct)
+
+
 @cli.command("saturation")
 @click.option("--pattern", type=click.Choice(["sequential", "random"]), default="sequential", show_default=True,
               help="Write the drive in LBA order, or every block once in random order.")
@@ -729,12 +740,15 @@ _SHARE = cv.Checked("pct", _share_pct)
               metavar="N", help="Queue depth.")
 @click.option("--fill-pct", type=_SHARE, default=100.0, show_default="100", metavar="PCT",
               help="Percent of the drive the first write covers.")
+@click.option("--prefill-pct", type=_PREFILL, default=0.0, show_default="0", metavar="PCT",
+              help="Fill this percent of the drive first (unmeasured, then a day idle); the measured write covers "
+                   "the rest. A dynamic SLC cache is smaller on a fuller drive.")
 @click.option("--idle-minutes", type=cv.minutes(True), default=0.0, show_default="0", metavar="MINUTES",
               help="Idle time after the write, then a second write to show the cache's recovery (0: neither).")
 @click.option("--after-idle-pct", type=_SHARE, default=10.0, show_default="10", metavar="PCT",
               help="Size of the write after idle, percent of the drive (from its start).")
 @_sim_options
-def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, idle_minutes: float,
+def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, prefill_pct: float, idle_minutes: float,
                    after_idle_pct: float, drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
                    op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], report: bool,
                    quiet: bool) -> None:
@@ -746,19 +760,20 @@ def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, idle
     the cache came back. Writes saturation.csv (phase, gb_written, mb_s), summary.json (cache_gb,
     mb_s_in_cache, mb_s_after_cache, mb_s_after_idle, user_capacity_bytes, ...) and saturation.png.
     """
-    if report:
-        raise SsdlabError("the HTML report does not cover write saturation yet; leave out --report and "
-                          "open saturation.png")
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
     options = {"pattern": pattern, "block_size": block_size, "qd": qd, "fill_pct": fill_pct,
-               "idle_minutes": idle_minutes, "after_idle_pct": after_idle_pct}
+               "prefill_pct": prefill_pct, "idle_minutes": idle_minutes, "after_idle_pct": after_idle_pct}
     what = f"{format_size(block_size)} {pattern} writes at QD{qd} over "
-    what += "the whole drive" if fill_pct >= 100 else f"{fill_pct:g}% of it"
+    if prefill_pct > 0:
+        what = f"{prefill_pct:g}% prefilled, then " + what + f"{min(fill_pct, 100 - prefill_pct):g}% more"
+    else:
+        what += "the whole drive" if fill_pct >= 100 else f"{fill_pct:g}% of it"
     if idle_minutes > 0:
         what += f", {idle_minutes:g} min idle, {after_idle_pct:g}% again"
     result, path = _simulate(cfg, "saturation", options, what, out, quiet,
-                             lambda progress: procedures.saturation(cfg, seed=seed, progress=progress, **options))
-    if not _finish(result, path, False, quiet, SATURATION_FILES):
+                             lambda progress: procedures.saturation(cfg, seed=seed, progress=progress, **options),
+                             report)
+    if not _finish(result, path, report, quiet, SATURATION_FILES):
         return
     s = result.summary
     if s["cache_gb"] is None:

@@ -213,13 +213,24 @@ class IdleGc(_Model):
 class SlcCache(_Model):
     """An SLC write cache: host writes go to blocks programmed one bit per cell while the cache has
     room, and are folded into native blocks by GC and while idle. (The core requires `static_pct`
-    and `dynamic_share`; `idle_fold_delay_s` defaults to None.)"""
+    and `dynamic_share`; `idle_fold_delay_s` defaults to None, `dynamic_floor_pct` and
+    `fold_while_writing` to 0.)"""
 
     static_pct: float = Field(description="Static cache: pSLC data always room for, % of the user capacity.")
     dynamic_share: float = Field(description="Dynamic cache: share of the free user space used as pSLC, 0..1.")
     idle_fold_delay_s: Optional[float] = Field(
         default=None,
         description="Host idle time before the drive folds its cache, seconds; None: only when GC needs space."
+    )
+    dynamic_floor_pct: float = Field(
+        default=0.0,
+        description="Free space the dynamic cache leaves alone, % of the user capacity (0..100): it is gone "
+        "once the drive is 100 - this % full.",
+    )
+    fold_while_writing: float = Field(
+        default=0.0,
+        description="Units folded per unit the host writes to native blocks once the cache is full (0..16); "
+        "0: cached data waits for GC or idle time.",
     )
 
 

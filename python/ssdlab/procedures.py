@@ -158,7 +158,8 @@ _SATURATION_PATTERNS = ("sequential", "random")
 
 
 def _saturation_params(
-    pattern: Any, block_size: Any, qd: Any, fill_pct: Any, idle_minutes: Any, after_idle_pct: Any, points: Any
+    pattern: Any, block_size: Any, qd: Any, fill_pct: Any, idle_minutes: Any, after_idle_pct: Any, points: Any,
+    prefill_pct: Any = 0.0,
 ) -> Dict[str, Any]:
     if pattern not in _SATURATION_PATTERNS:
         raise SsdlabError(f"the saturation pattern must be sequential or random, got {pattern!r}")
@@ -167,6 +168,7 @@ def _saturation_params(
         "block_bytes": parse_size(block_size, what="block size"),
         "queue_depth": _whole(qd, "queue depth"),
         "fill_pct": _number(fill_pct, "fill percentage"),
+        "prefill_pct": _number(prefill_pct, "prefill percentage"),
         "idle_minutes": _number(idle_minutes, "idle minutes"),
         "after_idle_pct": _number(after_idle_pct, "after-idle percentage"),
         "points": _whole(points, "points"),
@@ -254,7 +256,11 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
     if name == "wa":
         return _fill_and_torture(p["torture_minutes"])
     if name == "saturation":
-        steps = [{"step": "secure_erase"}, _run("saturation:write")]
+        steps = [{"step": "secure_erase"}]
+        if p.get("prefill_pct", 0) > 0 and int(user_bytes * p["prefill_pct"] / 100) >= p["block_bytes"]:
+            # a day of idle time after the prefill (scenario/saturation.rs: PREFILL_IDLE_S)
+            steps += [_run("saturation:prefill"), {"step": "idle", "seconds": 86_400.0}]
+        steps.append(_run("saturation:write"))
         if p["idle_minutes"] > 0:
             steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, _run("saturation:after idle")]
         return steps
@@ -461,6 +467,7 @@ def saturation(
     idle_minutes: float = 0.0,
     after_idle_pct: float = 10.0,
     points: int = 200,
+    prefill_pct: float = 0.0,
     seed: int = 1,
     progress: Progress = False,
     label: Optional[str] = None,
@@ -472,13 +479,17 @@ def saturation(
     cache the speed falls off a cliff where the cache runs out: ``cache_gb`` is the GB written before
     it first fell below half the initial speed.
 
+    With `prefill_pct` > 0 the drive first gets that much data (sequential, not measured) and a day
+    of idle time, as a drive holding old data has; the measured write covers at most the rest of the
+    drive, from where the prefill ends, and a dynamic cache is smaller on the fuller drive.
+
     With `idle_minutes` > 0: then that much idle time (the drive folds its cache) and a second
     sequential write of `after_idle_pct` percent of the drive from its start, showing how much of
     the fast phase came back (``mb_s_after_idle``, ``recovered_gb``). The default label is
     ``"<drive> · write saturation"``.
     """
     cfg = _resolve_config(config)
-    params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points)
+    params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points, prefill_pct)
     seed = _check_seed(seed)
     steps, core, wall = _execute("saturation", cfg, params, seed, progress)
     return SaturationResult.from_run(

@@ -1046,7 +1046,12 @@ class SaturationResult(_ProcedureResult):
         s = self.summary
         what = "sequential" if s.get("pattern", "sequential") == "sequential" else "random"
         how = f"{format_size(int(s['block_bytes']))} {what} writes at QD{s['queue_depth']} over "
-        how += "the whole drive" if s.get("fill_pct", 100) >= 100 else f"{s['fill_pct']:g}% of the drive"
+        prefill = s.get("prefill_pct") or 0
+        if prefill:
+            how += f"the {100 - prefill:g}% left after a {prefill:g}% prefill" if s.get("fill_pct", 100) >= 100 - prefill \
+                else f"{s['fill_pct']:g}% of the drive after a {prefill:g}% prefill"
+        else:
+            how += "the whole drive" if s.get("fill_pct", 100) >= 100 else f"{s['fill_pct']:g}% of the drive"
         if s.get("idle_minutes"):
             how += f", {s['idle_minutes']:g} min idle, then {s['after_idle_pct']:g}% again"
         return _subtitle(s, how)

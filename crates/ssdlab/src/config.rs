@@ -221,6 +221,19 @@ pub struct SlcCache {
     /// Host idle time after which the drive folds its cached data into native blocks, in
     /// seconds; absent: it folds only when GC needs the space.
     pub idle_fold_delay_s: Option<f64>,
+    /// Free user space the dynamic cache leaves alone, in percent of the user capacity: the
+    /// dynamic part is `dynamic_share` of the free space beyond it, so it vanishes once the drive
+    /// is `100 - dynamic_floor_pct` percent full (Intel 660p: ~75 % full). 0 (the default): it
+    /// shrinks to nothing only on a full drive.
+    #[serde(default)]
+    pub dynamic_floor_pct: f64,
+    /// Background folding while the host writes: once a die's cache is full, every unit the host
+    /// writes straight to native blocks is followed by this many units folded out of its pSLC
+    /// blocks, and the die takes no new pSLC blocks until the host pauses (the post-cache phase
+    /// of drives that flush the cache while writing, Samsung 980 Pro class). 0 (the default):
+    /// cached data stays until GC needs the space or the host is idle.
+    #[serde(default)]
+    pub fold_while_writing: f64,
 }
 
 /// When garbage collection runs.
@@ -527,6 +540,18 @@ fn validate_slc_cache(cfg: &DriveConfig, c: &SlcCache) -> Result<()> {
         return Err(Error::Config(format!(
             "ftl.slc_cache.dynamic_share must be within 0..1 (share of the free user space used as pSLC), got {}",
             readable(c.dynamic_share)
+        )));
+    }
+    if !(c.dynamic_floor_pct.is_finite() && (0.0..100.0).contains(&c.dynamic_floor_pct)) {
+        return Err(Error::Config(format!(
+            "ftl.slc_cache.dynamic_floor_pct must be within 0..100 (percent of the user capacity the dynamic cache leaves free), got {}",
+            readable(c.dynamic_floor_pct)
+        )));
+    }
+    if !(c.fold_while_writing.is_finite() && (0.0..=16.0).contains(&c.fold_while_writing)) {
+        return Err(Error::Config(format!(
+            "ftl.slc_cache.fold_while_writing must be within 0..16 (units folded per unit the host writes past the cache), got {}",
+            readable(c.fold_while_writing)
         )));
     }
     if c.static_pct == 0.0 && c.dynamic_share == 0.0 {
@@ -953,6 +978,31 @@ mod tests {
         )
         .unwrap()
         .contains("idle_fold_delay_s"));
+        for bad in ["dynamic_floor_pct = 100", "dynamic_floor_pct = -1"] {
+            let err = cached(
+                "tlc",
+                &format!("static_pct = 1\ndynamic_share = 0.5\n{bad}"),
+            )
+            .unwrap();
+            assert!(
+                err.contains("dynamic_floor_pct must be within 0..100"),
+                "{err}"
+            );
+        }
+        for bad in ["fold_while_writing = 17", "fold_while_writing = -0.1"] {
+            let err = cached(
+                "tlc",
+                &format!("static_pct = 1\ndynamic_share = 0.5\n{bad}"),
+            )
+            .unwrap();
+            assert!(
+                err.contains("fold_while_writing must be within 0..16"),
+                "{err}"
+            );
+        }
+        let ok =
+            "static_pct = 1\ndynamic_share = 0.5\ndynamic_floor_pct = 25\nfold_while_writing = 0.3";
+        assert_eq!(cached("qlc", ok), None);
     }
 
     #[test]
@@ -963,6 +1013,8 @@ mod tests {
             static_pct: 0.0,
             dynamic_share: 1.0,
             idle_fold_delay_s: None,
+            dynamic_floor_pct: 0.0,
+            fold_while_writing: 0.0,
         });
         for gb in [8u64, 16, 64] {
             let scaled = cfg.with_user_capacity(gb * 1_000_000_000).unwrap();

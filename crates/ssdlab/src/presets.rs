@@ -37,6 +37,10 @@ const PRESETS: &[(&str, &str)] = &[
         "qlc-hybrid-cache",
         include_str!("../../../configs/drives/qlc-hybrid-cache.toml"),
     ),
+    (
+        "tlc-enterprise",
+        include_str!("../../../configs/drives/tlc-enterprise.toml"),
+    ),
 ];
 
 /// The default preset.

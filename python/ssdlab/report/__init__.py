@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, consistency_charts, hdtach_chart, used_vs_new_chart, wa_chart
-from .load import ConsistencyRun, HdtachRun, Run, SsdlabError, UsedVsNewRun, WaRun, load_runs
+from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart, used_vs_new_chart, wa_chart
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, UsedVsNewRun, WaRun, load_runs
 from .page import Section, render
-from .tables import Table, consistency_table, hdtach_table, used_vs_new_table, wa_table
+from .tables import Table, consistency_table, hdtach_table, saturation_table, used_vs_new_table, wa_table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -146,6 +146,17 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
             Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
                     [uvn, *([table] if table else [])])
         )
+    sat = saturation_chart(runs)
+    if sat:
+        lede = (
+            "The whole-drive write of today's reviews: a secure-erased drive written once over, MB/s against GB "
+            "written. On a drive with an SLC cache the speed falls where the cache runs out (dashed line); a write "
+            "after idle time shows how much of the cache came back."
+        )
+        table = saturation_table(runs)
+        report.sections.append(
+            Section("saturation", "Write saturation", lede, [sat, *([table] if table else [])])
+        )
     return report
 
 
@@ -192,4 +203,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["ConsistencyRun", "HdtachRun", "UsedVsNewRun", "WaRun", "SsdlabError"]
+__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "UsedVsNewRun", "WaRun", "SsdlabError"]

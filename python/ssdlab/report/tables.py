@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .charts import wa_entries
-from .load import ConsistencyRun, HdtachRun, Run, UsedVsNewRun, WaRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, UsedVsNewRun, WaRun, spare_label
 
-__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "used_vs_new_table", "wa_table"]
+__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table", "used_vs_new_table", "wa_table"]
 
 MISSING = "—"
 
@@ -140,4 +140,32 @@ def used_vs_new_table(runs: Sequence[Run]) -> Table | None:
     for run in uruns:
         for state, mb_s, iops in zip(run.states, run.mb_s, run.iops):
             table.rows.append([Cell(run.name), Cell(state), _n(mb_s, ".1f"), _n(iops, ",.0f")])
+    return table
+
+
+def saturation_table(runs: Sequence[Run]) -> Table | None:
+    sruns = [r for r in runs if isinstance(r, SaturationRun)]
+    if not sruns:
+        return None
+    table = Table(
+        "summary-saturation",
+        ["Run", "Cache GB", "In cache MB/s", "After cache MB/s", "Average MB/s", "After idle MB/s", "WA"],
+        notes={
+            "Cache GB": "GB written before the speed first fell below half its start",
+            "Average MB/s": "the whole first write (TechPowerUp's average to fill)",
+            "WA": "NAND writes ÷ host writes over the first write (folded data is written twice)",
+        },
+    )
+    for run in sruns:
+        table.rows.append(
+            [
+                Cell(run.name),
+                _n(run.figure("cache_gb"), ",.1f"),
+                _n(run.figure("mb_s_in_cache"), ",.0f"),
+                _n(run.figure("mb_s_after_cache"), ",.0f"),
+                _n(run.figure("mb_s_average"), ",.0f"),
+                _n(run.figure("mb_s_after_idle"), ",.0f"),
+                _n(run.figure("write_amplification"), ".3f"),
+            ]
+        )
     return table

@@ -104,6 +104,9 @@ impl Ftl {
     /// After `pages` host pages were programmed on `die`: the GC work the drive's mode owes them.
     #[inline]
     pub(super) fn after_host_page(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        if self.slc.is_some() {
+            self.fold_while_writing(die, now, pages)?;
+        }
         match self.mode {
             GcMode::OnDemand => self.on_demand_step(die, now, pages),
             GcMode::Active => self.active_step(die, now, pages),
@@ -230,7 +233,7 @@ impl Ftl {
     /// Copies valid entries of a victim being cleaned bit by bit until at least `budget` slots
     /// moved (whole victim pages: a page read is not split), and erases it when it holds nothing
     /// more. Returns the victim if it is not done, and the slots moved.
-    fn clean_step(
+    pub(super) fn clean_step(
         &mut self,
         die: u32,
         av: ActiveVictim,

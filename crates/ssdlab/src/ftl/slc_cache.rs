@@ -6,19 +6,27 @@
 //!   valid data, so it is the cheapest victim greedy GC can find, and folding it frees a whole
 //!   block for `1 / bits` of a block of copies (the fold phase after the cache, reviewers'
 //!   pattern (b));
+//! - while the host writes, with `fold_while_writing` r > 0: once a die's cache is full, the die
+//!   follows every page the host writes straight to native blocks with r pages' worth of folding
+//!   (one pSLC block at a time, the emptiest first) and takes no new pSLC blocks until the host
+//!   pauses, so the host runs at `native / (1 + r x fold cost)` until the cache is empty and at
+//!   the native rate after it (TechPowerUp's Samsung 980 Pro: "flushing SLC back to TLC" at
+//!   1.5 GB/s, faster as the drive fills);
 //! - while the host is idle, after `idle_fold_delay_s`: every die folds its closed pSLC blocks,
-//!   back to back, until the host returns (the cache's recovery).
+//!   back to back, until the host returns (the cache's recovery); the pause also ends the
+//!   write-time folding above, so the cache takes host data again.
 //!
 //! Folded copies are GC copies: they count in the NAND writes, so in write amplification.
 //!
 //! Cache size, per die, in pSLC blocks holding data (open or closed, until erased):
 //! `static blocks + floor(dynamic_share × free user space / block size)`, where the free user
 //! space is the die's share of the user capacity minus the native data it holds (its data minus
-//! what its pSLC blocks can hold). On an empty drive with `dynamic_share` 1 that is the reviewers'
-//! rule of thumb, free space ÷ bits per cell of data; it shrinks as native data fills the drive,
-//! down to the static part (shared/reference/modern-drives.md, "Mechanisms").
+//! what its pSLC blocks can hold) minus `dynamic_floor_pct` of its share. On an empty drive with
+//! `dynamic_share` 1 and no floor that is the reviewers' rule of thumb, free space ÷ bits per cell
+//! of data; it shrinks as native data fills the drive, down to the static part once the drive is
+//! `100 - dynamic_floor_pct` percent full (shared/reference/modern-drives.md, "Mechanisms").
 
-use super::{Ftl, Stream, NONE};
+use super::{ActiveVictim, Ftl, Stream, NONE};
 use crate::config::{DriveConfig, SlcCache as SlcCacheConfig};
 use crate::error::Result;
 use crate::nand::{cell, BlockState, Layout};
@@ -33,6 +41,16 @@ pub(super) struct SlcCache {
     dynamic_share: f64,
     /// Each die's share of the user capacity, in slots.
     user_per_die: i64,
+    /// Free slots per die the dynamic cache leaves alone.
+    floor_per_die: i64,
+    /// Units folded per unit the host writes to native blocks once the cache is full.
+    fold_ratio: f64,
+    /// Per die: the cache ran full while the host wrote; it folds as the host writes and takes
+    /// no new pSLC blocks until the host pauses.
+    draining: Vec<bool>,
+    /// Per die: folding owed to host pages (slots), and the pSLC block being folded.
+    fold_credit: Vec<f64>,
+    fold_victim: Vec<Option<ActiveVictim>>,
     /// Per die: pSLC blocks holding data (open or closed), until they are erased.
     blocks: Vec<u32>,
     /// Per block: programmed in pSLC mode since its last erase.
@@ -63,13 +81,20 @@ pub struct SlcState {
 impl SlcCache {
     pub(super) fn new(cfg: &DriveConfig, c: &SlcCacheConfig, layout: &Layout) -> SlcCache {
         let g = &cfg.geometry;
+        let user_per_die =
+            i64::try_from(layout.user_units / u64::from(layout.dies)).unwrap_or(i64::MAX);
+        let dies = layout.dies as usize;
         SlcCache {
             block_slots: cell::pslc_pages(g.pages_per_block, g.cell) * layout.units_per_program,
             static_blocks: cell::static_cache_blocks(layout, g, c.static_pct),
             dynamic_share: c.dynamic_share,
-            user_per_die: i64::try_from(layout.user_units / u64::from(layout.dies))
-                .unwrap_or(i64::MAX),
-            blocks: vec![0; layout.dies as usize],
+            user_per_die,
+            floor_per_die: (user_per_die as f64 * c.dynamic_floor_pct / 100.0) as i64,
+            fold_ratio: c.fold_while_writing,
+            draining: vec![false; dies],
+            fold_credit: vec![0.0; dies],
+            fold_victim: vec![None; dies],
+            blocks: vec![0; dies],
             is_slc: vec![false; layout.total_blocks as usize],
             idle_fold_delay: c
                 .idle_fold_delay_s
@@ -107,13 +132,64 @@ impl Ftl {
             }
         }
         let c = self.slc.as_mut().expect("a drive with a cache");
-        if c.blocks[d] < limit {
+        if c.blocks[d] < limit && !c.draining[d] {
             c.blocks[d] += 1;
             c.is_slc[block as usize] = true;
             self.host_cap[d] = c.block_slots;
         } else {
+            // Full: straight to native blocks (and, if the drive folds while writing, folding
+            // until the host pauses).
+            c.draining[d] = c.fold_ratio > 0.0;
             self.host_cap[d] = self.block_slots;
         }
+    }
+
+    /// After `pages` host pages went to native blocks on `die`: a draining die folds its share
+    /// of cached data (`fold_while_writing` slots per host slot), a whole pSLC page at a time.
+    /// The die keeps two free blocks besides the folding's own (the host's and GC's); short of
+    /// them it leaves folding to GC.
+    #[inline]
+    pub(super) fn fold_while_writing(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
+        let d = die as usize;
+        let Some(c) = self.slc.as_mut() else {
+            return Ok(());
+        };
+        if !c.draining[d] {
+            return Ok(());
+        }
+        let cap = f64::from(c.block_slots);
+        c.fold_credit[d] =
+            (c.fold_credit[d] + f64::from(pages * self.page_slots) * c.fold_ratio).min(cap);
+        while self.slc.as_ref().is_some_and(|c| c.fold_credit[d] >= 1.0) {
+            let c = self.slc.as_ref().expect("a drive with a cache");
+            let av = match c.fold_victim[d] {
+                Some(av) => av,
+                None => {
+                    let Some(block) = self
+                        .closed_pslc_block(die)
+                        .filter(|&b| self.fold_fits(die, b) && self.free[d].len() > 2)
+                    else {
+                        self.slc.as_mut().expect("a drive with a cache").fold_credit[d] = 0.0;
+                        return Ok(());
+                    };
+                    self.blocks.state[block as usize] = BlockState::Victim;
+                    ActiveVictim {
+                        block,
+                        next: 0,
+                        ratio: 0.0,
+                    }
+                }
+            };
+            let budget = c.fold_credit[d].floor() as u64;
+            let (next, moved) = self.clean_step(die, av, budget, now)?;
+            let c = self.slc.as_mut().expect("a drive with a cache");
+            c.fold_victim[d] = next;
+            c.fold_credit[d] -= moved as f64;
+            if moved == 0 && next.is_some() {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// pSLC blocks `die` may hold now: static + dynamic (from its free user space).
@@ -122,7 +198,7 @@ impl Ftl {
         let d = die as usize;
         let cached = i64::from(c.blocks[d]) * i64::from(c.block_slots);
         let native = (self.die_data.as_slice()[d] - cached).max(0);
-        let free = (c.user_per_die - native).max(0);
+        let free = (c.user_per_die - native - c.floor_per_die).max(0);
         let dynamic = (c.dynamic_share * free as f64 / f64::from(self.block_slots)).floor();
         Some(c.static_blocks + dynamic as u32)
     }
@@ -143,6 +219,9 @@ impl Ftl {
         if let Some(c) = &mut self.slc {
             c.blocks.fill(0);
             c.is_slc.fill(false);
+            c.draining.fill(false);
+            c.fold_credit.fill(0.0);
+            c.fold_victim.fill(None);
         }
     }
 
@@ -229,6 +308,11 @@ impl Ftl {
         }
         self.timelines.advance_floor(from);
         let dies = self.layout.dies;
+        if let Some(c) = self.slc.as_mut() {
+            // The pause ends write-time folding: the cache takes host data again.
+            c.draining.fill(false);
+            c.fold_credit.fill(0.0);
+        }
         let mut done = vec![false; dies as usize];
         loop {
             let mut next: Option<(SimTime, u32)> = None;
@@ -241,6 +325,15 @@ impl Ftl {
             let Some((t, die)) = next else {
                 return Ok(());
             };
+            // A block write-time folding had begun is finished first.
+            let begun = self
+                .slc
+                .as_mut()
+                .and_then(|c| c.fold_victim[die as usize].take());
+            if let Some(av) = begun {
+                self.clean(die, av.block, av.next, t)?;
+                continue;
+            }
             match self.closed_pslc_block(die) {
                 Some(block) if self.fold_fits(die, block) => {
                     self.blocks.state[block as usize] = BlockState::Victim;

@@ -3,6 +3,10 @@
 //! sequential) or at random (every block once), recording MB/s against GB written. On a drive with
 //! an SLC cache the curve falls off a cliff where the cache runs out. Then, optionally, idle time
 //! and a second, shorter write over the start of the drive show how much of the cache came back.
+//!
+//! With `prefill_pct`, the drive is first filled that far (sequentially, unmeasured) and left idle
+//! for a day, as a drive holding old data is; the measured write then covers the rest: a dynamic
+//! cache is smaller on a fuller drive.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +18,10 @@ use crate::workload::{Pattern, PhaseResult, Rw, Workload};
 /// Label of the whole-drive write and of the write after idle.
 pub const WRITE_LABEL: &str = "saturation:write";
 pub const AFTER_IDLE_LABEL: &str = "saturation:after idle";
+pub const PREFILL_LABEL: &str = "saturation:prefill";
+
+/// Idle time after the prefill: a day, so every drive that folds while idle has folded it.
+pub const PREFILL_IDLE_S: f64 = 86_400.0;
 
 /// The fastest host link the series resolution is planned for (bytes/s): a PCIe 5.0 x4 link.
 const FASTEST_LINK_BYTES_S: f64 = 14e9;
@@ -25,8 +33,12 @@ pub struct Saturation {
     pub pattern: Pattern,
     pub block_bytes: u64,
     pub queue_depth: u32,
-    /// Share of the user capacity the first write covers, in percent (100: the whole drive).
+    /// Share of the user capacity the first write covers, in percent (100: the whole drive); at
+    /// most the part after the prefill.
     pub fill_pct: f64,
+    /// Share of the user capacity written (and left idle for a day) before the measured write,
+    /// in percent; the measured writes start where it ends. 0: an empty drive.
+    pub prefill_pct: f64,
     /// Idle time after the first write, in minutes; 0 skips the idle time and the second write.
     pub idle_minutes: f64,
     /// Size of the second write (sequential, from the start of the drive), in percent of the user
@@ -43,6 +55,7 @@ impl Default for Saturation {
             block_bytes: 128 * 1024,
             queue_depth: 32,
             fill_pct: 100.0,
+            prefill_pct: 0.0,
             idle_minutes: 0.0,
             after_idle_pct: 10.0,
             points: 200,
@@ -60,6 +73,8 @@ pub struct CurvePoint {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SaturationSummary {
     pub user_capacity_bytes: u64,
+    /// Percent of the drive filled before the measured write.
+    pub prefill_pct: f64,
     /// GB written in the first write.
     pub written_gb: f64,
     /// MB/s at the start (median of the first five points).
@@ -71,8 +86,10 @@ pub struct SaturationSummary {
     pub mb_s_after_cache: Option<f64>,
     /// Mean MB/s of the whole first write (TechPowerUp's "average to fill").
     pub mb_s_average: f64,
-    /// Mean MB/s of the write after idle, and GB of it written before its speed fell below half
-    /// of `mb_s_initial` (its whole size if it never did).
+    /// Mean MB/s of the write after idle, and GB of it written before its speed first fell below
+    /// the midpoint of `mb_s_in_cache` and `mb_s_after_cache` (half of `mb_s_initial` without a
+    /// cliff; its whole size if it never did): the midpoint tells cache speed from a native
+    /// speed above half of it (a TLC drive's 2 GB/s after a 4 GB/s cache).
     pub mb_s_after_idle: Option<f64>,
     pub recovered_gb: Option<f64>,
     /// NAND writes / host writes over the first write (folded data counts: it is written twice).
@@ -90,7 +107,13 @@ impl Saturation {
         raw / self.block_bytes * self.block_bytes
     }
 
-    fn write(&self, label: &str, pattern: Pattern, bytes: u64) -> Step {
+    /// Bytes of the measured write: `fill_pct`, at most what the prefill left.
+    fn fill_bytes(&self, user_bytes: u64) -> u64 {
+        let pct = self.fill_pct.min(100.0 - self.prefill_pct);
+        self.bytes(user_bytes, pct)
+    }
+
+    fn write(&self, label: &str, pattern: Pattern, offset: u64, bytes: u64) -> Step {
         // Fine enough that the fastest conceivable write of these bytes spans 4 intervals per point.
         let interval_ms =
             (bytes as f64 / FASTEST_LINK_BYTES_S * 1000.0 / f64::from(4 * self.points)).max(1.0);
@@ -101,6 +124,7 @@ impl Saturation {
                 pattern,
                 block_bytes: self.block_bytes,
                 queue_depth: self.queue_depth,
+                offset_bytes: offset,
                 span_bytes: bytes,
                 random_map: pattern == Pattern::Random,
                 interval_ms,
@@ -159,6 +183,12 @@ impl Procedure for Saturation {
                 self.fill_pct
             )));
         }
+        if !(self.prefill_pct.is_finite() && (0.0..100.0).contains(&self.prefill_pct)) {
+            return Err(Error::Workload(format!(
+                "the prefill must be in [0, 100) percent of the drive, got {}",
+                self.prefill_pct
+            )));
+        }
         if !(self.idle_minutes.is_finite() && (0.0..=166_666.0).contains(&self.idle_minutes)) {
             return Err(Error::Workload(format!(
                 "idle minutes must be from 0 to 166666 (10^7 s), got {}",
@@ -177,7 +207,8 @@ impl Procedure for Saturation {
                 self.points
             )));
         }
-        let fill = self.bytes(user_bytes, self.fill_pct);
+        let start = self.bytes(user_bytes, self.prefill_pct);
+        let fill = self.fill_bytes(user_bytes);
         // Each point must hold at least the requests in flight, or completions arrive in lumps
         // larger than a point and its speed means nothing.
         let per_point = u64::from(self.points)
@@ -187,32 +218,42 @@ impl Procedure for Saturation {
             return Err(Error::Workload(format!(
                 "a saturation curve of {} points needs a queue's worth of requests per point ({} x {} KiB), \
                  {} KiB in all; the write covers {} KiB: use a larger --capacity or --fill-pct, or a smaller \
-                 --block-size or --qd",
+                 {}",
                 self.points,
                 self.queue_depth,
                 self.block_bytes / 1024,
                 per_point / 1024,
-                fill / 1024
+                fill / 1024,
+                if start > 0 {
+                    "--block-size, --qd or --prefill-pct"
+                } else {
+                    "--block-size or --qd"
+                }
             )));
         }
-        let mut steps = vec![
-            Step::SecureErase,
-            self.write(WRITE_LABEL, self.pattern, fill),
-        ];
+        let mut steps = vec![Step::SecureErase];
+        if start > 0 {
+            steps.push(self.write(PREFILL_LABEL, Pattern::Sequential, 0, start));
+            steps.push(Step::Idle {
+                seconds: PREFILL_IDLE_S,
+            });
+        }
+        steps.push(self.write(WRITE_LABEL, self.pattern, start, fill));
         if self.idle_minutes > 0.0 {
             let second = self
                 .bytes(user_bytes, self.after_idle_pct)
+                .min(user_bytes / self.block_bytes * self.block_bytes - start)
                 .max(self.block_bytes);
             steps.push(Step::Idle {
                 seconds: self.idle_minutes * 60.0,
             });
-            steps.push(self.write(AFTER_IDLE_LABEL, Pattern::Sequential, second));
+            steps.push(self.write(AFTER_IDLE_LABEL, Pattern::Sequential, start, second));
         }
         Ok(steps)
     }
 
     fn summarize(&self, results: &[StepResult], user_bytes: u64) -> SaturationSummary {
-        let fill = self.bytes(user_bytes, self.fill_pct) as f64;
+        let fill = self.fill_bytes(user_bytes) as f64;
         let bin = fill / f64::from(self.points);
         let phase = |label: &str| {
             results
@@ -232,6 +273,7 @@ impl Procedure for Saturation {
         let gb = |units: u64| (units * UNIT_BYTES) as f64 / 1e9;
         SaturationSummary {
             user_capacity_bytes: user_bytes,
+            prefill_pct: self.prefill_pct,
             written_gb: fill / 1e9,
             mb_s_initial: initial,
             cache_gb: cliff.map(|i| i as f64 * bin / 1e9),
@@ -240,10 +282,13 @@ impl Procedure for Saturation {
             mb_s_average: mean_mb_s(&points, bin).unwrap_or(0.0),
             mb_s_after_idle: after_idle.as_deref().and_then(|c| mean_mb_s(c, bin)),
             recovered_gb: after_idle.as_deref().map(|c| {
-                let n = c
-                    .iter()
-                    .position(|p| p.mb_s < initial / 2.0)
-                    .unwrap_or(c.len());
+                let fast = match mean_mb_s(after, bin) {
+                    Some(slow) if cliff.is_some() => {
+                        (mean_mb_s(before, bin).unwrap_or(initial) + slow) / 2.0
+                    }
+                    _ => initial / 2.0,
+                };
+                let n = c.iter().position(|p| p.mb_s < fast).unwrap_or(c.len());
                 n as f64 * bin / 1e9
             }),
             write_amplification: counters.write_amplification().unwrap_or(0.0),

@@ -326,3 +326,40 @@ fn a_used_drive_writes_slower_and_trim_makes_it_new_again() {
         "without the rewrite {used0:.2}, with it {used:.2}"
     );
 }
+
+#[test]
+fn the_enterprise_drive_holds_a_steady_state_its_spare_area_sets() {
+    // Intel D7-P5600 1.6 TB (37 % OP): up to 260K 4 KiB random-write IOPS; the D7-P5500, the same
+    // drive at 1.92 TB (14.5 % OP): up to 130K (docs/calibration.md).
+    let run = |op: Option<f64>| {
+        let mut cfg = presets::get("tlc-enterprise").unwrap();
+        if let Some(op) = op {
+            cfg.ftl.op = op;
+        }
+        let cfg = cfg.with_user_capacity(GB16).unwrap();
+        assert!(cfg.ftl.slc_cache.is_none(), "no SLC cache");
+        let mut d = Drive::new(&cfg, 7).unwrap();
+        let c = Consistency {
+            duration_s: 300.0,
+            ..Consistency::default()
+        };
+        let steps = c.steps(d.user_bytes()).unwrap();
+        let r = run_steps(&mut d, &steps, 7, &mut |_, _| true).unwrap();
+        c.summarize(r[2].phase.as_ref().unwrap())
+    };
+    let p5600 = run(None);
+    let p5500 = run(Some(0.145_464_422_4));
+    for s in [&p5600, &p5500] {
+        // Consistent: background GC keeps every second within 10 % of the steady mean.
+        assert!(
+            s.iops_steady_min as f64 >= 0.9 * s.iops_steady_mean,
+            "{s:?}"
+        );
+    }
+    let err = p5600.iops_steady_mean / 260_000.0 - 1.0;
+    assert!(err.abs() < 0.08, "P5600 class: {p5600:?}");
+    // The spare area sets the steady state: less OP, more WA, fewer IOPS (Intel: half).
+    let ratio = p5600.iops_steady_mean / p5500.iops_steady_mean;
+    assert!((1.8..2.6).contains(&ratio), "{ratio}: {p5500:?}");
+    assert!(p5500.steady_write_amplification > 2.0 * p5600.steady_write_amplification * 0.9);
+}

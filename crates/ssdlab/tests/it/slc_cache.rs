@@ -1,7 +1,8 @@
 //! The SLC write cache (`ftl/slc_cache.rs`) and the write-saturation procedure on the presets of
 //! today's drives: the cache's size follows the free space, the speeds before and after it are the
-//! pSLC and native program rates over the dies, idle time folds at the folding rate, folded data
-//! is written twice (WA), and without the cache the whole-drive write runs at the native rate.
+//! pSLC and native program rates over the dies (with folding while writing accounted), idle time
+//! folds at the folding rate, folded data is written twice (WA), and without the cache the
+//! whole-drive write runs at the native rate.
 
 use ssdlab::config::Spread;
 use ssdlab::scenario::{run_steps, Procedure, Saturation, SaturationSummary, Step, StepResult};
@@ -103,6 +104,17 @@ fn a_half_full_drive_has_half_the_dynamic_cache() {
     assert_close("half-full / empty cache", half / empty, 0.5, 0.05);
 }
 
+/// Die time to fold one page of cached data: read it in pSLC mode and move it out, move it into a
+/// native page and program it; a pSLC block's erase is shared by its pages.
+fn fold_page_ns(cfg: &DriveConfig, d: &Drive) -> f64 {
+    let (t, l) = (d.ftl().op_times(), d.layout());
+    let pslc_pages = f64::from(l.programs_per_block / cfg.geometry.cell.bits());
+    cfg.timing.pslc_read_us * 1e3
+        + 2.0 * l.t_xfer_program.ns() as f64
+        + t.mean_program_ns()
+        + l.t_erase.ns() as f64 / pslc_pages
+}
+
 #[test]
 fn in_cache_and_post_cache_speeds_are_the_pslc_and_native_rates_over_the_dies() {
     for preset in ["tlc-dynamic-cache", "qlc-hybrid-cache"] {
@@ -112,6 +124,7 @@ fn in_cache_and_post_cache_speeds_are_the_pslc_and_native_rates_over_the_dies() 
         let (t, xfer) = (d.ftl().op_times(), d.layout().t_xfer_program.ns() as f64);
         let pslc = rate_mb_s(&d, t.mean_pslc_program_ns() + xfer);
         let native = rate_mb_s(&d, t.mean_program_ns() + xfer);
+        let r = cfg.ftl.slc_cache.as_ref().unwrap().fold_while_writing;
         let cache = s.cache_gb.expect("a cliff");
         let points = |lo: f64, hi: f64| {
             median(
@@ -128,15 +141,114 @@ fn in_cache_and_post_cache_speeds_are_the_pslc_and_native_rates_over_the_dies() 
             pslc,
             0.02,
         );
-        // Between the cliff and the fold phase the host writes straight to native blocks.
-        let after = points(cache + 0.5, 0.6 * s.written_gb);
-        assert_close(&format!("{preset} after the cache"), after, native, 0.02);
+        if r == 0.0 {
+            // Between the cliff and the fold phase the host writes straight to native blocks.
+            let after = points(cache + 0.5, 0.6 * s.written_gb);
+            assert_close(&format!("{preset} after the cache"), after, native, 0.02);
+            continue;
+        }
+        // Folding while writing: each native host page is followed by r pages of folding until
+        // the cached data (folded r per host unit) is gone, then the host has the native rate.
+        let drained = rate_mb_s(&d, t.mean_program_ns() + xfer + r * fold_page_ns(&cfg, &d));
+        let fold_end = cache + s.slc_written_gb / r;
+        assert!(
+            fold_end < 0.8 * s.written_gb,
+            "the fold ends at {fold_end} GB"
+        );
+        let (span, gap) = (fold_end - cache, 0.05 * s.written_gb);
+        assert_close(
+            &format!("{preset} after the cache, folding"),
+            points(cache + 0.1 * span, fold_end - 0.1 * span),
+            drained,
+            0.02,
+        );
+        assert_close(
+            &format!("{preset} once the cache is folded"),
+            points(fold_end + gap, s.written_gb - gap),
+            native,
+            0.02,
+        );
+        // All of the cache was folded while the host wrote: nothing was left for GC.
+        assert_close("folded / cached", s.folded_gb / s.slc_written_gb, 1.0, 0.01);
     }
 }
 
 #[test]
+fn a_fuller_drive_has_a_smaller_cache_and_past_the_floor_only_the_static_part() {
+    // The QLC preset's dynamic part is `share` of the free space beyond `floor` % of the drive.
+    let cfg = drive("qlc-hybrid-cache");
+    let c = cfg.ftl.slc_cache.clone().unwrap();
+    assert!(c.dynamic_floor_pct > 0.0 && c.static_pct > 0.0);
+    let gb = |pct: f64| CAPACITY as f64 * pct / 100.0 / 1e9;
+    let expected = |full: f64| {
+        gb(c.static_pct) + c.dynamic_share * gb(100.0 - full - c.dynamic_floor_pct).max(0.0) / 4.0
+    };
+    for full in [0.0, 50.0, 90.0] {
+        let s = saturation(
+            &cfg,
+            &Saturation {
+                prefill_pct: full,
+                ..Saturation::default()
+            },
+        );
+        assert!((s.prefill_pct - full).abs() < 1e-12);
+        assert_close(
+            &format!("cache at {full} % full"),
+            s.slc_written_gb,
+            expected(full),
+            0.04,
+        );
+        let cliff = s.cache_gb.expect("a cliff");
+        assert_close(
+            &format!("cliff at {full} % full"),
+            cliff,
+            expected(full),
+            0.08,
+        );
+    }
+}
+
+#[test]
+fn a_pause_ends_folding_while_writing_and_the_cache_takes_writes_again() {
+    let cfg = drive("tlc-dynamic-cache");
+    let delay = cfg
+        .ftl
+        .slc_cache
+        .as_ref()
+        .unwrap()
+        .idle_fold_delay_s
+        .unwrap();
+    let (_, r) = run(
+        &cfg,
+        &[
+            Step::SecureErase,
+            write("past the cache", 0.0, 20.0),
+            write("draining", 20.0, 5.0),
+            Step::Idle {
+                seconds: delay + 0.1,
+            },
+            write("after a pause", 25.0, 5.0),
+        ],
+    );
+    let phase = |i: usize| r[i].phase.as_ref().unwrap().counters;
+    assert!(phase(1).slc_folded_units > 0, "folding while writing");
+    assert_eq!(
+        phase(2).slc_write_units,
+        0,
+        "a draining drive caches nothing"
+    );
+    assert!(phase(2).slc_folded_units > 0, "and keeps folding");
+    assert!(
+        phase(4).slc_write_units > 0,
+        "after a pause the cache takes host data again"
+    );
+}
+
+#[test]
 fn idle_time_folds_the_cache_at_the_folding_rate_and_restores_it() {
-    let cfg = exact("tlc-dynamic-cache");
+    let mut cfg = exact("tlc-dynamic-cache");
+    // Only idle folding here (folding while writing has its own test).
+    cfg.ftl.slc_cache.as_mut().unwrap().fold_while_writing = 0.0;
     let delay = cfg
         .ftl
         .slc_cache
@@ -159,15 +271,7 @@ fn idle_time_folds_the_cache_at_the_folding_rate_and_restores_it() {
     let before = r[1].counters_after.slc_folded_units;
     assert_eq!(before, 0, "nothing folds while free space lasts");
     let folded = (r[2].counters_after.slc_folded_units - before) as f64;
-    // Folding a page: read it in pSLC mode and move it out, move it into a native page and program
-    // it; a pSLC block's erase is shared by its pages.
-    let (t, l) = (d.ftl().op_times(), d.layout());
-    let pslc_pages = f64::from(l.programs_per_block / cfg.geometry.cell.bits());
-    let per_page = cfg.timing.pslc_read_us * 1e3
-        + 2.0 * l.t_xfer_program.ns() as f64
-        + t.mean_program_ns()
-        + l.t_erase.ns() as f64 / pslc_pages;
-    let expected = rate_mb_s(&d, per_page) * 1e6 * idle / UNIT_BYTES as f64;
+    let expected = rate_mb_s(&d, fold_page_ns(&cfg, &d)) * 1e6 * idle / UNIT_BYTES as f64;
     assert_close("units folded while idle", folded, expected, 0.03);
     // The folded blocks came back as cache: the next write goes to pSLC blocks again.
     let again = r[3].phase.as_ref().unwrap().counters.slc_write_units as f64;
@@ -228,7 +332,9 @@ fn random_saturation_also_hits_the_cliff_and_runs_are_reproducible() {
     let cache = a.cache_gb.expect("a cliff");
     let expected = {
         let c = cfg.ftl.slc_cache.as_ref().unwrap();
-        CAPACITY as f64 * (c.static_pct / 100.0 + c.dynamic_share / 4.0) / 1e9
+        CAPACITY as f64
+            * (c.static_pct / 100.0 + c.dynamic_share * (1.0 - c.dynamic_floor_pct / 100.0) / 4.0)
+            / 1e9
     };
     assert_close("random write's cache", cache, expected, 0.10);
     // After idle on the full drive only the static part comes back.
