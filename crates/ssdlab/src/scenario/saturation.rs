@@ -266,7 +266,7 @@ impl Procedure for Saturation {
         let mut head: Vec<f64> = points.iter().take(5).map(|p| p.mb_s).collect();
         head.sort_by(f64::total_cmp);
         let initial = head.get(head.len() / 2).copied().unwrap_or(0.0);
-        let cliff = points.iter().position(|p| p.mb_s < initial / 2.0);
+        let cliff = first_below(&points, initial / 2.0);
         let (before, after) = points.split_at(cliff.unwrap_or(points.len()));
         let after_idle = phase(AFTER_IDLE_LABEL).map(|p| curve(p, bin));
         let counters = first.map(|p| p.counters).unwrap_or_default();
@@ -288,7 +288,7 @@ impl Procedure for Saturation {
                     }
                     _ => initial / 2.0,
                 };
-                let n = c.iter().position(|p| p.mb_s < fast).unwrap_or(c.len());
+                let n = first_below(c, fast).unwrap_or(c.len());
                 n as f64 * bin / 1e9
             }),
             write_amplification: counters.write_amplification().unwrap_or(0.0),
@@ -297,5 +297,50 @@ impl Procedure for Saturation {
             curve: points,
             after_idle_curve: after_idle.unwrap_or_default(),
         }
+    }
+}
+
+/// The first point below `mb_s` once the write got going (0 if it never reached `mb_s`; `None`
+/// if it never fell below again): a write's first point can be slow for a reason of its own (each
+/// die first finishes the native block it had open), and that is not the cache running out.
+fn first_below(points: &[CurvePoint], mb_s: f64) -> Option<usize> {
+    let Some(start) = points.iter().position(|p| p.mb_s >= mb_s) else {
+        return Some(0);
+    };
+    points[start..]
+        .iter()
+        .position(|p| p.mb_s < mb_s)
+        .map(|i| start + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_below, CurvePoint};
+
+    fn points(speeds: &[f64]) -> Vec<CurvePoint> {
+        speeds
+            .iter()
+            .enumerate()
+            .map(|(i, &mb_s)| CurvePoint {
+                gb_written: i as f64,
+                mb_s,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_slow_first_point_is_not_the_cliff() {
+        // A write after a prefill: the first point is slow, then 12 points in the cache, then
+        // native speed (the 660p at 80 % full, as `saturation` measured it).
+        let mut v = vec![739.0];
+        v.extend([1800.0; 12]);
+        v.extend([100.0; 20]);
+        assert_eq!(first_below(&points(&v), 900.0), Some(13));
+    }
+
+    #[test]
+    fn a_write_that_never_gets_going_has_nothing_before_the_cliff() {
+        assert_eq!(first_below(&points(&[100.0; 10]), 900.0), Some(0));
+        assert_eq!(first_below(&points(&[1800.0; 10]), 900.0), None);
     }
 }
