@@ -10,7 +10,9 @@ figures and targets are the issue's ("Presets calibrated to the seeds at full si
 seed articles in shared/seeds and shared/reference/review-data.md section 7. The procedures'
 minutes scale with the capacity (a minute of writes covers 256 GB / capacity times more of a
 smaller drive, docs/parameters.md), so a smaller drive runs the same shares of its span; the
-targets are checked as they stand only at 256 GB.
+targets are checked as they stand only at 256 GB. The drives of today (SLC-cache and enterprise
+presets) run at their own capacity (1 TB; the enterprise design at 64 GB), scaled alike in a
+preview, and their cache sizes are checked per TB.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from numpy.typing import ArrayLike
 from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
-from ssdlab.results import ConsistencyResult, HdtachResult, UsedVsNewResult, write_file_atomically
+from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, write_file_atomically
 from ssdlab.simulate import consistency, consistency_steps
 from ssdlab.sizes import format_size
 
@@ -143,6 +145,27 @@ class _Runner:
     def drive(self, preset: str) -> DriveConfig:
         return load_preset(preset).with_user_capacity(self.capacity)
 
+    def native(self, preset: str, capacity: Optional[int] = None) -> DriveConfig:
+        """A drive of today (SLC cache, enterprise) at its own capacity, or at `capacity`; a
+        preview scales either like the 2013 drives' 256 GB."""
+        cfg = load_preset(preset)
+        size = capacity if capacity is not None else int(cfg.describe()["user_capacity_bytes"])
+        return cfg if self.scale == 1 and capacity is None else cfg.with_user_capacity(int(size * self.scale))
+
+    def saturation(self, name: str, preset: str, what: str, **options: Any) -> SaturationResult:
+        if name in self.runs:
+            return self.runs[name]  # type: ignore[no-any-return]
+        cfg = self.native(preset)
+        bars = self._progress(
+            f"{preset}: {what}", procedures.procedure_steps("saturation", cfg, **options) if self.bars else None
+        )
+        try:
+            r = procedures.saturation(cfg, seed=self.seed, progress=bars, **options)
+        finally:
+            if bars:
+                bars.close()
+        return self._keep(name, r)  # type: ignore[no-any-return]
+
     def minutes(self, m: float) -> float:
         """The 256 GB procedure's `m` minutes at this capacity: the same share of the drive."""
         return m * self.scale
@@ -168,11 +191,12 @@ class _Runner:
             result.save(self.out / name)
         return result
 
-    def consistency(self, name: str, preset: str, spare: float) -> ConsistencyResult:
+    def consistency(self, name: str, preset: str, spare: float, *, cfg: Optional[DriveConfig] = None,
+                    duration: Optional[float] = None) -> ConsistencyResult:
         if name in self.runs:
             return self.runs[name]  # type: ignore[no-any-return]
-        cfg = self.drive(preset)
-        duration = max(2000.0 * self.scale, 500.0)
+        cfg = cfg if cfg is not None else self.drive(preset)
+        duration = duration if duration is not None else max(2000.0 * self.scale, 500.0)
         bars = self._progress(
             f"{preset}: consistency, {spare:g}% spare area, {duration:g} s",
             consistency_steps(cfg, spare_area_pct=spare, duration_s=duration) if self.bars else None,
@@ -354,6 +378,87 @@ def _checks(r: _Runner) -> List[Check]:
         "WA < 1; the speed ratio does not see it (≥ 0.9)",
         f"WA {wa:.2f}, speed-ratio estimate {'n/a' if est is None else f'{est:.2f}'}",
         wa < 1 and est is not None and est >= 0.9)
+
+    checks += _today_checks(r)
+    return checks
+
+
+def _speed_after(result: SaturationResult, start_gb: float, span_gb: float) -> float:
+    """Median MB/s of the first write's points from `start_gb` to `start_gb + span_gb`."""
+    c = result.curve
+    first = c[c["phase"] == c["phase"].iloc[0]]
+    window = first[(first["gb_written"] > start_gb) & (first["gb_written"] <= start_gb + span_gb)]
+    return float(window["mb_s"].median()) if len(window) else float("nan")
+
+
+def _today_checks(r: _Runner) -> List[Check]:
+    """The drives of today (issue "Today's drives"), each at its own capacity (1 TB, the enterprise
+    drive at 64 GB of its design): the reviews' whole-drive write and Intel's random-write rating.
+    Cache sizes are checked as shares of the user capacity, so a preview scales them."""
+    checks: List[Check] = []
+
+    def add(preset: str, phenomenon: str, seed: str, target: str, measured: str, ok: bool) -> None:
+        checks.append(Check(preset, phenomenon, seed, target, measured, bool(ok)))
+
+    # tlc-dynamic-cache: Samsung 980 Pro 1 TB (TechPowerUp's review, docs/calibration.md).
+    t = r.saturation("tlc-dynamic-cache-saturation", "tlc-dynamic-cache", "write saturation")
+    tb = t.summary["user_capacity_bytes"] / 1e12
+    cache = t.summary["cache_gb"] / tb
+    add("tlc-dynamic-cache", "SLC cache size (1 TB, empty)", "4 GB/s until 113 GB (980 Pro 1 TB, TechPowerUp)",
+        "100–125 GB per TB", f"{cache:.0f} GB per TB", 100 <= cache <= 125)
+    fast = t.summary["mb_s_in_cache"]
+    add("tlc-dynamic-cache", "speed in the cache", "~4 GB/s (980 Pro 1 TB, TechPowerUp)", "3.6–4.4 GB/s",
+        f"{fast / 1000:.2f} GB/s", 3600 <= fast <= 4400)
+    flushing = _speed_after(t, t.summary["cache_gb"], 100 * tb)
+    add("tlc-dynamic-cache", "speed after the cache, while folding",
+        "1.5 GB/s while \"flushing SLC back to TLC\" (TechPowerUp)", "1.35–1.65 GB/s",
+        f"{flushing / 1000:.2f} GB/s (median of the 100 GB per TB after the cliff)", 1350 <= flushing <= 1650)
+    avg = t.summary["mb_s_average"]
+    add("tlc-dynamic-cache", "average over the whole drive", "1.9 GB/s to fill the drive (TechPowerUp)",
+        "1.7–2.1 GB/s", f"{avg / 1000:.2f} GB/s", 1700 <= avg <= 2100)
+    th = r.saturation("tlc-dynamic-cache-saturation-half-full", "tlc-dynamic-cache", "write saturation, half full",
+                      prefill_pct=50)
+    ratio = th.summary["cache_gb"] / t.summary["cache_gb"]
+    add("tlc-dynamic-cache", "a half-full drive has a smaller cache", "a dynamic cache lives in free space (issue 14)",
+        "35–65 % of the empty drive's cache", f"{th.summary['cache_gb']:.1f} GB = {100 * ratio:.0f} %",
+        0.35 <= ratio <= 0.65)
+
+    # qlc-hybrid-cache: Intel 660p 1 TB (Intel's figures via evantechbook.com and SemiAccurate).
+    q = r.saturation("qlc-hybrid-cache-saturation", "qlc-hybrid-cache", "write saturation")
+    qb = q.summary["user_capacity_bytes"] / 1e12
+    qcache = q.summary["cache_gb"] / qb
+    add("qlc-hybrid-cache", "SLC cache size (1 TB, empty)", "up to 140 GB on the empty 660p 1 TB (Intel)",
+        "125–155 GB per TB", f"{qcache:.0f} GB per TB", 125 <= qcache <= 155)
+    qfast = q.summary["mb_s_in_cache"]
+    add("qlc-hybrid-cache", "speed in the cache", "1.8 GB/s (Intel)", "1.6–2.0 GB/s", f"{qfast / 1000:.2f} GB/s",
+        1600 <= qfast <= 2000)
+    qslow = _speed_after(q, q.summary["cache_gb"], 100 * qb)
+    add("qlc-hybrid-cache", "speed after the cache", "~100 MB/s straight to QLC (Intel, reviews)", "80–120 MB/s",
+        f"{qslow:.0f} MB/s", 80 <= qslow <= 120)
+    q80 = r.saturation("qlc-hybrid-cache-saturation-80-full", "qlc-hybrid-cache", "write saturation, 80 % full",
+                       prefill_pct=80)
+    q80cache = q80.summary["cache_gb"] / qb
+    add("qlc-hybrid-cache", "the dynamic part is gone on a fuller drive",
+        "12 GB (the static part) at 80 % full; SLC speed \"until the drive is ~75 % full\" (Intel)",
+        "10–14 GB per TB", f"{q80cache:.1f} GB per TB", 10 <= q80cache <= 14)
+
+    # tlc-enterprise: Intel D7-P5600 1.6 TB, and the P5500 (the same drive at 14.5 % OP).
+    base = r.native("tlc-enterprise", 64_000_000_000)
+    duration = 600.0 if r.scale == 1 else 300.0
+    e = r.consistency("tlc-enterprise-consistency", "tlc-enterprise", 0, cfg=base, duration=duration)
+    steady = _steady(e)
+    mean, low = float(steady.mean()), float(steady.min())
+    add("tlc-enterprise", "steady 4 KiB random writes (37 % OP)", "up to 260K IOPS (D7-P5600 1.6 TB, Intel)",
+        "234–286K IOPS (± 10 %)", f"{mean:,.0f} IOPS at 64 GB of the design", 234_000 <= mean <= 286_000)
+    add("tlc-enterprise", "consistent steady state", "enterprise drives are rated at steady state (Intel)",
+        "steady min ≥ 90 % of the mean; no 0-IOPS second", f"min {low:,.0f} = {100 * low / mean:.0f} %",
+        low >= 0.9 * mean)
+    e55 = r.consistency("tlc-enterprise-p5500-consistency", "tlc-enterprise", 0, cfg=base.with_op(0.1453),
+                        duration=duration)
+    mean55 = float(_steady(e55).mean())
+    add("tlc-enterprise", "the same drive at 14.5 % OP", "up to 130K IOPS (D7-P5500 1.92 TB, Intel)",
+        "110–150K IOPS (± 15 %: Intel's figures are \"up to\" ratings)", f"{mean55:,.0f} IOPS",
+        110_500 <= mean55 <= 149_500)
     return checks
 
 
@@ -385,8 +490,9 @@ def markdown_table(card: Scorecard) -> str:
 
     verdict = "every target passes" if card.passed else f"{sum(not c.passed for c in card.checks)} target(s) fail"
     lines = [
-        f"Measured by `ssdlab calibrate` at {format_size(card.capacity_bytes)} (seed {card.seed}, "
-        f"ssdlab {_core.__version__}): {verdict}.",
+        f"Measured by `ssdlab calibrate` at {format_size(card.capacity_bytes)} (the drives of today at their "
+        f"own capacity{'' if card.full_size else ', scaled alike'}; seed {card.seed}, ssdlab {_core.__version__}): "
+        f"{verdict}.",
         "",
         "| preset | phenomenon | seed | target | ssdlab | |",
         "|---|---|---|---|---|---|",
