@@ -179,6 +179,11 @@ pub struct FtlConfig {
     /// to it is followed by this multiple of the copies that would keep the pool level (its
     /// victim's valid / invalid data), until the pool is back at the high watermark.
     pub gc_catch_up: f64,
+    /// `clean-up-later` mode: once a die's pool is at or below `gc_high_free_blocks` (what a
+    /// batch leaves: the dirty drive between stalls), the units of data it copies per unit the
+    /// host writes, whatever its victim holds (a fixed GC budget per write); absent: the share
+    /// `gc_catch_up` of the break-even copies there too.
+    pub gc_copies_between_stalls: Option<f64>,
     /// How host pages are spread over dies: to the die that frees first (`dynamic`), or in a
     /// fixed rotation (`round-robin`, where one busy die holds up the write buffer).
     pub striping: Striping,
@@ -398,6 +403,7 @@ impl Default for FtlConfig {
             gc_mode: GcMode::OnDemand,
             active_gc_free_blocks: 6,
             gc_catch_up: 2.0,
+            gc_copies_between_stalls: None,
             striping: Striping::Dynamic,
             idle_gc: None,
             compression: false,
@@ -654,6 +660,13 @@ impl DriveConfig {
                     "ftl.gc_catch_up must be above 0 and at most 1000 in clean-up-later mode, got {}",
                     f.gc_catch_up
                 )));
+            }
+            if let Some(c) = f.gc_copies_between_stalls {
+                if !(c.is_finite() && c > 0.0 && c <= 1000.0) {
+                    return Err(Error::Config(format!(
+                        "ftl.gc_copies_between_stalls must be above 0 and at most 1000, got {c}"
+                    )));
+                }
             }
         } else if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 1.0 && f.gc_catch_up <= 1000.0) {
             return Err(Error::Config(format!(
