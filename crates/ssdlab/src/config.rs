@@ -661,18 +661,19 @@ impl DriveConfig {
                     f.gc_catch_up
                 )));
             }
-            if let Some(c) = f.gc_copies_between_stalls {
-                if !(c.is_finite() && c > 0.0 && c <= 1000.0) {
-                    return Err(Error::Config(format!(
-                        "ftl.gc_copies_between_stalls must be above 0 and at most 1000, got {c}"
-                    )));
-                }
-            }
         } else if !(f.gc_catch_up.is_finite() && f.gc_catch_up > 1.0 && f.gc_catch_up <= 1000.0) {
             return Err(Error::Config(format!(
                 "ftl.gc_catch_up must be above 1 and at most 1000 (1 would only keep the free pool level, never refill it), got {}",
                 f.gc_catch_up
             )));
+        }
+        if let Some(c) = f.gc_copies_between_stalls {
+            // Read in clean-up-later mode only (like the other modes' own settings).
+            if !(c.is_finite() && c > 0.0 && c <= 1000.0) {
+                return Err(Error::Config(format!(
+                    "ftl.gc_copies_between_stalls must be above 0 and at most 1000, got {c}"
+                )));
+            }
         }
         at_least("ftl.gc_low_free_blocks", f.gc_low_free_blocks, 1)?;
         if f.gc_high_free_blocks <= f.gc_low_free_blocks {
@@ -914,6 +915,19 @@ mod tests {
             a.ftl.op,
             b.ftl.op
         );
+    }
+
+    #[test]
+    fn the_copy_budget_between_stalls_is_checked() {
+        let mut cfg = crate::presets::get("clean-up-later").unwrap();
+        assert!(cfg.ftl.gc_copies_between_stalls.is_some());
+        for bad in [0.0, -1.0, f64::NAN, 1001.0] {
+            cfg.ftl.gc_copies_between_stalls = Some(bad);
+            let err = cfg.validate().unwrap_err().to_string();
+            assert!(err.contains("gc_copies_between_stalls"), "{err}");
+        }
+        cfg.ftl.gc_copies_between_stalls = None;
+        cfg.validate().unwrap();
     }
 
     #[test]
