@@ -257,6 +257,12 @@ class FtlConfig(_Model):
         "gc_catch_up",
         "On-demand mode: copies per host page while a die recovers, as a multiple of the break-even share.",
     )
+    gc_copies_between_stalls: Optional[float] = _field(
+        "ftl",
+        "gc_copies_between_stalls",
+        "Clean-up-later mode: units copied per unit the host writes once a die's pool is at or below"
+        " gc_high_free_blocks (between the stalls); None: the share gc_catch_up of the break-even copies.",
+    )
     striping: StripingName = _field("ftl", "striping", "How host pages are spread over dies.")
     idle_gc: Optional[IdleGc] = _field("ftl", "idle_gc", "Idle-time GC; None: nothing happens while idle.")
     compression: bool = _field("ftl", "compression", "Inline compression (SandForce DuraWrite-like).")

@@ -179,6 +179,11 @@ pub struct FtlConfig {
     /// to it is followed by this multiple of the copies that would keep the pool level (its
     /// victim's valid / invalid data), until the pool is back at the high watermark.
     pub gc_catch_up: f64,
+    /// `clean-up-later` mode: once a die's pool is at or below `gc_high_free_blocks` (what a
+    /// batch leaves: the dirty drive between stalls), the units of data it copies per unit the
+    /// host writes, whatever its victim holds (a fixed GC budget per write); absent: the share
+    /// `gc_catch_up` of the break-even copies there too.
+    pub gc_copies_between_stalls: Option<f64>,
     /// How host pages are spread over dies: to the die that frees first (`dynamic`), or in a
     /// fixed rotation (`round-robin`, where one busy die holds up the write buffer).
     pub striping: Striping,
@@ -411,6 +416,7 @@ impl Default for FtlConfig {
             gc_mode: GcMode::OnDemand,
             active_gc_free_blocks: 6,
             gc_catch_up: 2.0,
+            gc_copies_between_stalls: None,
             striping: Striping::Dynamic,
             idle_gc: None,
             compression: false,
@@ -686,6 +692,14 @@ impl DriveConfig {
                 f.gc_catch_up
             )));
         }
+        if let Some(c) = f.gc_copies_between_stalls {
+            // Read in clean-up-later mode only (like the other modes' own settings).
+            if !(c.is_finite() && c > 0.0 && c <= 1000.0) {
+                return Err(Error::Config(format!(
+                    "ftl.gc_copies_between_stalls must be above 0 and at most 1000, got {c}"
+                )));
+            }
+        }
         at_least("ftl.gc_low_free_blocks", f.gc_low_free_blocks, 1)?;
         if f.gc_high_free_blocks <= f.gc_low_free_blocks {
             return Err(Error::Config(format!(
@@ -926,6 +940,19 @@ mod tests {
             a.ftl.op,
             b.ftl.op
         );
+    }
+
+    #[test]
+    fn the_copy_budget_between_stalls_is_checked() {
+        let mut cfg = crate::presets::get("clean-up-later").unwrap();
+        assert!(cfg.ftl.gc_copies_between_stalls.is_some());
+        for bad in [0.0, -1.0, f64::NAN, 1001.0] {
+            cfg.ftl.gc_copies_between_stalls = Some(bad);
+            let err = cfg.validate().unwrap_err().to_string();
+            assert!(err.contains("gc_copies_between_stalls"), "{err}");
+        }
+        cfg.ftl.gc_copies_between_stalls = None;
+        cfg.validate().unwrap();
     }
 
     #[test]

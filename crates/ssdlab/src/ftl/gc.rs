@@ -88,16 +88,25 @@ impl Ftl {
 
     /// Clean up later between batches: once its pool is below `active_gc_free_blocks`, a die
     /// follows each host page with only `catch_up` (< 1) of the copies that would keep its pool
-    /// level, so the pool drains and the cleaning left undone waits for the next batch.
+    /// level, so the pool drains and the cleaning left undone waits for the next batch. Once the
+    /// pool is down to what a batch leaves (`gc_high`), the die is dirty and, with
+    /// `copies_between_stalls`, follows each host unit with that many copied units whatever its
+    /// victim holds: victims that need more (a full drive) drain the pool to the next stall, and
+    /// victims that need fewer (spare area) refill it, so the drive never stops.
     fn lazy_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
         let d = die as usize;
-        if self.active[d].is_none() && self.free[d].len() >= self.active_target {
+        let free = self.free[d].len();
+        if self.active[d].is_none() && free >= self.active_target {
             return Ok(());
         }
         let Some(av) = self.current_victim(die) else {
             return Ok(());
         };
-        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * self.catch_up;
+        let slots = f64::from(pages * self.page_slots);
+        self.active_credit[d] += match self.copies_between_stalls {
+            Some(copies) if free <= self.gc_high => slots * copies,
+            _ => slots * av.ratio * self.catch_up,
+        };
         self.pay_credit(die, av, now)
     }
 

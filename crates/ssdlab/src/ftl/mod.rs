@@ -129,6 +129,9 @@ pub struct Ftl {
     active_target: usize,
     /// On-demand GC: copies per host page, as a multiple of the victim's valid / invalid ratio.
     catch_up: f64,
+    /// Clean up later: units copied per host unit once a die's pool is at or below `gc_high`
+    /// (`None`: `catch_up` of the break-even copies there too).
+    copies_between_stalls: Option<f64>,
     /// On-demand GC: the die fell to the low watermark and has not yet recovered to the high one.
     engaged: Vec<bool>,
     /// On-demand GC: engaged dies, keyed by when they are next free (ns).
@@ -250,6 +253,7 @@ impl Ftl {
             striping: cfg.ftl.striping,
             active_target: cfg.ftl.active_gc_free_blocks as usize,
             catch_up: cfg.ftl.gc_catch_up,
+            copies_between_stalls: cfg.ftl.gc_copies_between_stalls,
             engaged: vec![false; dies],
             gc_due: std::collections::BinaryHeap::new(),
             active: vec![None; dies],

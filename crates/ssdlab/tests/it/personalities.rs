@@ -82,7 +82,7 @@ fn pct(s: &HdTachSummary, prefix: &str, also: &str) -> f64 {
 }
 
 #[test]
-fn clean_up_later_stalls_to_zero_iops_without_spare_area_and_not_with_25_percent() {
+fn clean_up_later_stalls_to_zero_iops_on_a_full_drive_with_a_line_between() {
     // Batches last as long as cleaning a few whole victims per die: seconds on 2 MiB blocks, so
     // this one runs at 128 GB (blocks of 128 pages); on a 16 GB drive's 17-page blocks a batch
     // takes a fifth of a second and no whole second drops to 0.
@@ -103,14 +103,43 @@ fn clean_up_later_stalls_to_zero_iops_without_spare_area_and_not_with_25_percent
         "{:.1} % of seconds share one IOPS value",
         100.0 * plateau
     );
+    // The other line (seed 003: "one at ~7K IOPS and the other at 0 IOPS"): between stalls a
+    // die copies a fixed budget per host write, so most non-zero seconds sit at 4-12K. Without
+    // the budget the lazy share of the break-even copies lets the host write at ~20K between
+    // stalls.
+    let nonzero: Vec<u64> = tail.iter().copied().filter(|&n| n > 0).collect();
+    let in_band = nonzero
+        .iter()
+        .filter(|&&n| (4_000..=12_000).contains(&n))
+        .count() as f64
+        / nonzero.len() as f64;
+    assert!(
+        in_band >= 0.6,
+        "{:.0} % of non-zero seconds within 4-12K IOPS",
+        100.0 * in_band
+    );
     // A batch books seconds of GC at once; the series counts it in the seconds the dies do it.
     assert!(
         load <= 1.0,
         "a second with {load:.2} x the NAND's program bandwidth"
     );
-    let (s, ios) = consistency("clean-up-later", 25.0);
-    assert_eq!(ios.iter().filter(|&&n| n == 0).count(), 0);
-    assert!(s.iops_steady_min as f64 > 0.5 * s.iops_steady_mean, "{s:?}");
+}
+
+#[test]
+fn clean_up_later_with_25_percent_spare_area_never_stops() {
+    // Seed 003: with 25 % spare area "the minimum IOPS is now over 20K (no more sudden 0 IOPS
+    // drops)". The victims then need fewer copies than the budget between stalls, so the pool
+    // refills and no batch stalls the host. At 128 GB, whose blocks are large enough for a
+    // batch to take a good part of a second (see above). "The drop is only 5K IOPS": the steady minimum stays within 80 % of
+    // the mean. Without the budget a batch every few seconds takes part of a second (minimum
+    // ~60 % of the mean here, and a few 0-IOPS seconds after the burst at 256 GB).
+    let (s, ios) = consistency_at("clean-up-later", 25.0, 128_000_000_000);
+    assert_eq!(ios.iter().filter(|&&n| n == 0).count(), 0, "{s:?}");
+    assert!(s.iops_steady_min >= 20_000, "{s:?}");
+    assert!(
+        s.iops_steady_min as f64 >= 0.8 * s.iops_steady_mean,
+        "{s:?}"
+    );
 }
 
 #[test]
