@@ -111,8 +111,11 @@ def test_a_fuller_drive_has_a_smaller_cache() -> None:
     cfg = _drive("qlc-hybrid-cache")
     cache = cfg.ftl.slc_cache
     assert cache is not None and cache.dynamic_floor_pct == 25
-    gb = {full: ssdlab.saturation(cfg, prefill_pct=full).summary for full in (0, 50, 80)}
+    runs = {full: ssdlab.saturation(cfg, prefill_pct=full) for full in (0, 50, 80)}
+    gb = {full: r.summary for full, r in runs.items()}
     user = gb[0]["user_capacity_bytes"] / 1e9
+    assert runs[0].label == "qlc-hybrid-cache · write saturation"
+    assert runs[50].label == "qlc-hybrid-cache · write saturation, 50 % full"
 
     def expected(full: float) -> float:
         return user * (cache.static_pct + cache.dynamic_share * max(0.0, 75 - full) / 4) / 100
@@ -122,6 +125,19 @@ def test_a_fuller_drive_has_a_smaller_cache() -> None:
         assert s["written_gb"] == pytest.approx(user * (100 - full) / 100, rel=0.001)
         assert s["slc_written_gb"] == pytest.approx(expected(full), rel=0.04), full
     assert gb[0]["cache_gb"] > gb[50]["cache_gb"] > gb[80]["cache_gb"]
+    # At 80 % full only the static part is left, and the cliff is where it runs out.
+    assert gb[80]["cache_gb"] == pytest.approx(expected(80), rel=0.1)
+
+
+def test_a_slow_first_point_is_not_the_cliff() -> None:
+    # At 125 GB and 80 % full, the measured write's first point is below half the cache speed
+    # (each die first finishes the native block it had open), then 1.5 GB run in the static
+    # cache. Taking that first point for the cliff reported 0 GB of cache.
+    cfg = ssdlab.load_preset("qlc-hybrid-cache").with_user_capacity("125GB")
+    r = ssdlab.saturation(cfg, prefill_pct=80)
+    first = r.curve["mb_s"].iloc[0]
+    assert first < r.summary["mb_s_initial"] / 2
+    assert r.summary["cache_gb"] == pytest.approx(125 * 0.012, rel=0.1)
 
 
 def test_the_tlc_preset_folds_while_it_writes_then_runs_at_the_native_rate() -> None:

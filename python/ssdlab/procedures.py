@@ -486,14 +486,17 @@ def saturation(
     With `idle_minutes` > 0: then that much idle time (the drive folds its cache) and a second
     sequential write of `after_idle_pct` percent of the drive from its start, showing how much of
     the fast phase came back (``mb_s_after_idle``, ``recovered_gb``). The default label is
-    ``"<drive> · write saturation"``.
+    ``"<drive> · write saturation"`` (``", P % full"`` after it with a prefill).
     """
     cfg = _resolve_config(config)
     params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points, prefill_pct)
     seed = _check_seed(seed)
     steps, core, wall = _execute("saturation", cfg, params, seed, progress)
+    if label is None:
+        full = params["prefill_pct"]
+        label = f"{cfg.name} · write saturation" + (f", {full:g} % full" if full > 0 else "")
     return SaturationResult.from_run(
-        label=label if label is not None else f"{cfg.name} · write saturation",
+        label=label,
         config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
     )
 
