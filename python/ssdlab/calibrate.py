@@ -153,18 +153,9 @@ class _Runner:
         return cfg if self.scale == 1 and capacity is None else cfg.with_user_capacity(int(size * self.scale))
 
     def saturation(self, name: str, preset: str, what: str, **options: Any) -> SaturationResult:
-        if name in self.runs:
-            return self.runs[name]  # type: ignore[no-any-return]
-        cfg = self.native(preset)
-        bars = self._progress(
-            f"{preset}: {what}", procedures.procedure_steps("saturation", cfg, **options) if self.bars else None
+        return self.procedure(  # type: ignore[no-any-return]
+            name, "saturation", preset, what, cfg=self.native(preset), **options
         )
-        try:
-            r = procedures.saturation(cfg, seed=self.seed, progress=bars, **options)
-        finally:
-            if bars:
-                bars.close()
-        return self._keep(name, r)  # type: ignore[no-any-return]
 
     def minutes(self, m: float) -> float:
         """The 256 GB procedure's `m` minutes at this capacity: the same share of the drive."""
@@ -208,14 +199,17 @@ class _Runner:
                 bars.close()
         return self._keep(name, r)  # type: ignore[no-any-return]
 
-    def procedure(self, name: str, procedure: str, preset: str, what: str, **options: Any) -> Any:
+    def procedure(self, name: str, procedure: str, preset: str, what: str, *,
+                  cfg: Optional[DriveConfig] = None, **options: Any) -> Any:
+        """Runs `procedure` on `cfg` (default: the preset at the scorecard's capacity)."""
         if name in self.runs:
             return self.runs[name]
-        cfg = self.drive(preset)
+        cfg = cfg if cfg is not None else self.drive(preset)
         functions: Dict[str, Callable[..., Any]] = {
             "torture": procedures.torture,
             "used-vs-new": procedures.used_vs_new,
             "wa": procedures.worst_case_wa,
+            "saturation": procedures.saturation,
         }
         function = functions[procedure]
         bars = self._progress(
@@ -379,7 +373,7 @@ def _checks(r: _Runner) -> List[Check]:
         f"WA {wa:.2f}, speed-ratio estimate {'n/a' if est is None else f'{est:.2f}'}",
         wa < 1 and est is not None and est >= 0.9)
 
-    checks += _today_checks(r)
+    _today_checks(r, add)
     return checks
 
 
@@ -391,15 +385,11 @@ def _speed_after(result: SaturationResult, start_gb: float, span_gb: float) -> f
     return float(window["mb_s"].median()) if len(window) else float("nan")
 
 
-def _today_checks(r: _Runner) -> List[Check]:
+def _today_checks(r: _Runner, add: Callable[[str, str, str, str, str, bool], None]) -> None:
     """The drives of today (issue "Today's drives"), each at its own capacity (1 TB, the enterprise
     drive at 64 GB of its design): the reviews' whole-drive write and Intel's random-write rating.
-    Cache sizes are checked as shares of the user capacity, so a preview scales them."""
-    checks: List[Check] = []
-
-    def add(preset: str, phenomenon: str, seed: str, target: str, measured: str, ok: bool) -> None:
-        checks.append(Check(preset, phenomenon, seed, target, measured, bool(ok)))
-
+    Cache sizes are checked as shares of the user capacity, so a preview scales them. `add` records
+    a check, as in `_checks`."""
     # tlc-dynamic-cache: Samsung 980 Pro 1 TB (TechPowerUp's review, docs/calibration.md).
     t = r.saturation("tlc-dynamic-cache-saturation", "tlc-dynamic-cache", "write saturation")
     tb = t.summary["user_capacity_bytes"] / 1e12
@@ -459,7 +449,6 @@ def _today_checks(r: _Runner) -> List[Check]:
     add("tlc-enterprise", "the same drive at 14.5 % OP", "up to 130K IOPS (D7-P5500 1.92 TB, Intel)",
         "110–150K IOPS (± 15 %: Intel's figures are \"up to\" ratings)", f"{mean55:,.0f} IOPS",
         110_500 <= mean55 <= 149_500)
-    return checks
 
 
 def scorecard(capacity: Union[int, str, None] = None, *, seed: int = 1, out_dir: Union[str, Path, None] = None,
