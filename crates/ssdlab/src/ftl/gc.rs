@@ -95,11 +95,7 @@ impl Ftl {
     /// victims that need fewer (spare area) refill it, so the drive never stops.
     fn lazy_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
         let d = die as usize;
-        let free = self.free[d].len();
-        if self.active[d].is_none() && free >= self.active_target {
-            return Ok(());
-        }
-        let Some(av) = self.current_victim(die) else {
+        let Some((av, free)) = self.owed_victim(die) else {
             return Ok(());
         };
         let slots = f64::from(pages * self.page_slots);
@@ -189,17 +185,25 @@ impl Ftl {
     /// consumed, scaled by the victim's valid-to-invalid ratio, so the free pool holds steady.
     pub(super) fn active_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {
         let d = die as usize;
-        let free = self.free[d].len();
-        if self.active[d].is_none() && free >= self.active_target {
-            return Ok(());
-        }
-        let Some(av) = self.current_victim(die) else {
+        let Some((av, free)) = self.owed_victim(die) else {
             return Ok(());
         };
         let target = self.active_target as f64;
         let urgency = 1.0 + (target - free as f64).max(0.0) / target;
         self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * urgency;
         self.pay_credit(die, av, now)
+    }
+
+    /// Active and lazy GC: the victim `die` cleans after a host page and its free blocks, or
+    /// `None` if it owes nothing (no victim begun and at least `active_target` free blocks) or has
+    /// nothing to clean.
+    #[inline]
+    fn owed_victim(&mut self, die: u32) -> Option<(ActiveVictim, usize)> {
+        let free = self.free[die as usize].len();
+        if self.active[die as usize].is_none() && free >= self.active_target {
+            return None;
+        }
+        Some((self.current_victim(die)?, free))
     }
 
     /// The victim `die` is cleaning, choosing one if it has none; `None` if no closed block holds
