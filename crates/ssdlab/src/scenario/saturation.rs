@@ -79,7 +79,8 @@ pub struct SaturationSummary {
     pub written_gb: f64,
     /// MB/s at the start (median of the first five points).
     pub mb_s_initial: f64,
-    /// GB written before the speed first fell below half of `mb_s_initial`; `None` if it never did.
+    /// GB written before the speed first fell below half of `mb_s_initial` after reaching it (a
+    /// slow first point is not the cliff, see `first_below`); `None` if it never did.
     pub cache_gb: Option<f64>,
     /// Mean MB/s before that point, and from it to the end of the first write.
     pub mb_s_in_cache: f64,
