@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import click
 
-from ssdlab import __version__, cli_values as cv, procedures
+from ssdlab import __version__, cli_values as cv, preload, procedures
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
@@ -257,6 +257,7 @@ def consistency_cmd(
             f"{spare_area:g}% spare area"
         )
         progress = _Progress(header, StepBars(consistency_steps(cfg, **params)))
+    preload.start()
     try:
         result = consistency(cfg, seed=seed, progress=progress, **params)
     finally:
@@ -416,6 +417,7 @@ def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: st
     progress: Any = False
     if not quiet:
         progress = _Progress(_header(cfg, what), StepBars(procedure_steps(scenario, cfg, **options)))
+    preload.start()
     try:
         result = run(progress)
     finally:
