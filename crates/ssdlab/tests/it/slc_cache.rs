@@ -104,6 +104,15 @@ fn a_half_full_drive_has_half_the_dynamic_cache() {
     assert_close("half-full / empty cache", half / empty, 0.5, 0.05);
 }
 
+/// Seconds of host idle time after which the drive's SLC cache starts folding.
+fn idle_fold_delay_s(cfg: &DriveConfig) -> f64 {
+    cfg.ftl
+        .slc_cache
+        .as_ref()
+        .and_then(|c| c.idle_fold_delay_s)
+        .expect("a cache that folds while idle")
+}
+
 /// Die time to fold one page of cached data: read it in pSLC mode and move it out, move it into a
 /// native page and program it; a pSLC block's erase is shared by its pages.
 fn fold_page_ns(cfg: &DriveConfig, d: &Drive) -> f64 {
@@ -211,13 +220,7 @@ fn a_fuller_drive_has_a_smaller_cache_and_past_the_floor_only_the_static_part() 
 #[test]
 fn a_pause_ends_folding_while_writing_and_the_cache_takes_writes_again() {
     let cfg = drive("tlc-dynamic-cache");
-    let delay = cfg
-        .ftl
-        .slc_cache
-        .as_ref()
-        .unwrap()
-        .idle_fold_delay_s
-        .unwrap();
+    let delay = idle_fold_delay_s(&cfg);
     let (_, r) = run(
         &cfg,
         &[
@@ -249,13 +252,7 @@ fn idle_time_folds_the_cache_at_the_folding_rate_and_restores_it() {
     let mut cfg = exact("tlc-dynamic-cache");
     // Only idle folding here (folding while writing has its own test).
     cfg.ftl.slc_cache.as_mut().unwrap().fold_while_writing = 0.0;
-    let delay = cfg
-        .ftl
-        .slc_cache
-        .as_ref()
-        .unwrap()
-        .idle_fold_delay_s
-        .unwrap();
+    let delay = idle_fold_delay_s(&cfg);
     let idle = 0.5;
     let (d, r) = run(
         &cfg,
