@@ -14,6 +14,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use strength_reduce::StrengthReducedU32;
 
 use crate::config::Spread;
 use crate::units::SimTime;
@@ -31,7 +32,11 @@ pub struct OpTimes {
     block_erase: Vec<f32>,
     /// Per die: read factor.
     die_read: Vec<f32>,
-    blocks_per_die: u32,
+    /// Divisors used on every operation (page type, die of a block), as multiply-and-shift: a
+    /// hardware division per NAND operation was a measurable share of a full-size run.
+    blocks_per_die: StrengthReducedU32,
+    program_kinds: StrengthReducedU32,
+    read_kinds: StrengthReducedU32,
     program_noise: [f32; QUANTILES],
     erase_noise: [f32; QUANTILES],
     program_cap: Vec<f64>,
@@ -151,6 +156,8 @@ impl OpTimes {
             .iter()
             .map(|f| read_us * 1000.0 * f)
             .collect();
+        let program_kinds = StrengthReducedU32::new(program_ns.len() as u32);
+        let read_kinds = StrengthReducedU32::new(read_ns.len() as u32);
         OpTimes {
             program_cap: program_ns.iter().map(|t| t * cap).collect(),
             read_cap: read_ns.iter().map(|t| t * cap).collect(),
@@ -161,7 +168,9 @@ impl OpTimes {
             block_program,
             block_erase,
             die_read,
-            blocks_per_die,
+            blocks_per_die: StrengthReducedU32::new(blocks_per_die),
+            program_kinds,
+            read_kinds,
             program_noise: lognormal_table(spread.program_sigma),
             erase_noise: lognormal_table(spread.erase_sigma),
             rng,
@@ -216,7 +225,7 @@ impl OpTimes {
     /// Time to program page `page` (its index in the block) of `block`.
     #[inline]
     pub fn program(&mut self, block: u32, page: u32) -> SimTime {
-        let k = page as usize % self.program_ns.len();
+        let k = (page % self.program_kinds) as usize;
         let t = self.program_ns[k] * f64::from(self.block_program[block as usize]) * self.noise(0);
         SimTime(t.min(self.program_cap[k]) as u64)
     }
@@ -224,7 +233,7 @@ impl OpTimes {
     /// Time to read page `page` of `block` into the die's register.
     #[inline]
     pub fn read(&self, block: u32, page: u32) -> SimTime {
-        let k = page as usize % self.read_ns.len();
+        let k = (page % self.read_kinds) as usize;
         let die = (block / self.blocks_per_die) as usize;
         let t = self.read_ns[k] * f64::from(self.die_read[die]);
         SimTime(t.min(self.read_cap[k]) as u64)

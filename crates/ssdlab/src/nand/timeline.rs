@@ -4,12 +4,16 @@
 //! not hold up transfers of the other dies on its channel.
 
 use super::calendar::Calendar;
+use strength_reduce::StrengthReducedU32;
+
 use crate::units::SimTime;
 
 #[derive(Clone, Debug)]
 pub struct Timelines {
     die_free: Vec<SimTime>,
     channels: Vec<Calendar>,
+    /// The channel count as a multiply-and-shift divisor (every operation finds its die's channel).
+    channel_count: StrengthReducedU32,
     /// Die-busy nanoseconds, for utilisation figures.
     busy_ns: u64,
 }
@@ -19,6 +23,7 @@ impl Timelines {
         Timelines {
             die_free: vec![SimTime::ZERO; dies as usize],
             channels: vec![Calendar::new(); channels as usize],
+            channel_count: StrengthReducedU32::new(channels),
             busy_ns: 0,
         }
     }
@@ -53,8 +58,7 @@ impl Timelines {
 
     #[inline]
     fn channel(&mut self, die: u32) -> &mut Calendar {
-        let n = self.channels.len();
-        &mut self.channels[die as usize % n]
+        &mut self.channels[(die % self.channel_count) as usize]
     }
 
     /// Transfers data in over the channel, then programs it. Returns the completion time.
