@@ -14,6 +14,7 @@
 
 mod audit;
 mod counters;
+mod die_choice;
 mod die_shares;
 mod gc;
 mod idle;
@@ -423,21 +424,11 @@ impl Ftl {
             Striping::Dynamic => {
                 // The die that frees first among those not holding more than their share.
                 let cap = self.die_data.min() + self.data_slack;
-                // Branch-free: a die over its share competes with the latest possible time.
-                let mut best = (u64::MAX, u32::MAX);
-                for (d, (&data, &t)) in self
-                    .die_data
-                    .as_slice()
-                    .iter()
-                    .zip(self.timelines.die_free_times())
-                    .enumerate()
-                {
-                    let key = if data <= cap { t.ns() } else { u64::MAX };
-                    if key < best.0 {
-                        best = (key, d as u32);
-                    }
-                }
-                best.1
+                die_choice::first_free_within_share(
+                    self.die_data.as_slice(),
+                    self.timelines.die_free_times(),
+                    cap,
+                )
             }
             Striping::RoundRobin => {
                 let d = self.next_die;
