@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
-import pandas as pd
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT, check_path_text, read_bytes, read_text
 from ssdlab.sizes import format_size
 
+# pandas (with pyarrow, ~0.3 s to import) is imported where a frame is made, so the CLI reaches the
+# simulation without it; ssdlab.preload imports it while the core runs.
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
     from ssdlab.config import DriveConfig
@@ -352,6 +354,8 @@ class ConsistencyResult:
         label: Optional[str] = None,
     ) -> ConsistencyResult:
         """Assembles the result of a finished run (see `ssdlab.simulate.consistency`)."""
+        import pandas as pd
+
         runs = [s for s in steps if s.series is not None]
         if len(runs) < 2 or runs[-1].series is None:
             raise SsdlabError("the consistency run returned no fill and random-write phases")
@@ -423,6 +427,8 @@ class ConsistencyResult:
     @classmethod
     def load(cls, directory: PathLike) -> ConsistencyResult:
         """Reads a saved result directory back (without its config and steps)."""
+        import pandas as pd
+
         d = Path(directory)
         try:
             summary = json.loads(read_text(d / "summary.json", "result file", DATA_LIMIT))
@@ -519,6 +525,8 @@ def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
 
 
 def _read_csv(d: Path, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         frame = pd.read_csv(io.BytesIO(read_bytes(d / name, "result file", DATA_LIMIT)))
     except (OSError, ValueError) as err:
@@ -625,6 +633,8 @@ class HdtachResult(_ProcedureResult):
     @property
     def table(self) -> pd.DataFrame:
         """One row per pass: ``name, avg_mb_s, min_mb_s, pct_of_clean`` (MB/s are 10^6 bytes/s)."""
+        import pandas as pd
+
         return pd.DataFrame(self.summary["passes"], columns=["name", "avg_mb_s", "min_mb_s", "pct_of_clean"])
 
     @classmethod
@@ -641,6 +651,8 @@ class HdtachResult(_ProcedureResult):
         wall_seconds: float,
     ) -> HdtachResult:
         """Assembles the result of a finished run (see `ssdlab.procedures`)."""
+        import pandas as pd
+
         frames, table = [], []
         for p in core_summary["passes"]:
             curve = np.asarray(p["curve"], dtype=np.float64)
@@ -747,6 +759,8 @@ class UsedVsNewResult(_ProcedureResult):
         wall_seconds: float,
     ) -> UsedVsNewResult:
         """Assembles the result of a finished run (see `ssdlab.procedures.used_vs_new`)."""
+        import pandas as pd
+
         rows = [
             {"state": r["state"], "mb_s": r["mb_s"], "iops": r["iops"], "write_amplification": r["write_amplification"]}
             for r in core_summary["states"]
@@ -849,6 +863,8 @@ class WorstCaseWaResult(_ProcedureResult):
         wall_seconds: float,
     ) -> WorstCaseWaResult:
         """Assembles the result of a finished run (see `ssdlab.procedures.worst_case_wa`)."""
+        import pandas as pd
+
         summary = procedure_summary(
             scenario="wa", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
         )
@@ -994,6 +1010,8 @@ class SaturationResult(_ProcedureResult):
         wall_seconds: float,
     ) -> SaturationResult:
         """Assembles the result of a finished run (see `ssdlab.procedures.saturation`)."""
+        import pandas as pd
+
         frames = []
         for phase, key in (("write", "curve"), ("after idle", "after_idle_curve")):
             points = core_summary[key]

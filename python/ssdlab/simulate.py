@@ -16,10 +16,9 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
-import pandas as pd
 
 from ssdlab import _core
 from ssdlab.config import DriveConfig, load_preset, preset_names
@@ -27,6 +26,9 @@ from ssdlab.errors import SsdlabError
 from ssdlab.progress import ProgressCallback, StepBars
 from ssdlab.results import ConsistencyResult
 from ssdlab.sizes import parse_size
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
+    import pandas as pd
 
 __all__ = [
     "CONSISTENCY_DEFAULTS",
@@ -74,6 +76,8 @@ class StepResult:
 
 
 def _series_frame(raw: Dict[str, Any]) -> tuple[float, pd.DataFrame]:
+    import pandas as pd
+
     interval_s = raw["interval_ns"] / NS_PER_S
     columns = {k: np.asarray(v) for k, v in raw.items() if k != "interval_ns"}
     n = len(next(iter(columns.values()))) if columns else 0

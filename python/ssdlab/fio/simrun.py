@@ -22,10 +22,9 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
-import pandas as pd
 
 from ssdlab import _core
 from ssdlab.config import DriveConfig, load_preset
@@ -33,6 +32,9 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio.translate import FioPlan, JobPlan, plan as make_plan
 from ssdlab.simulate import Simulator, StepResult
+
+if TYPE_CHECKING:  # only named in annotations: importing this module needs no pandas
+    import pandas as pd
 
 __all__ = ["FioRun", "JobResult", "core_features", "run_jobfile", "run_plan"]
 

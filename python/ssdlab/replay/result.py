@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
-import pandas as pd
 
 from ssdlab.config import DriveConfig
 from ssdlab.results import PathLike, _plain, _write_atomically
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
+    import pandas as pd
 
 __all__ = ["REPLAY_FILES", "ReplayResult"]
 
@@ -24,6 +26,8 @@ MIB = float(1 << 20)
 def series_table(raw: pd.DataFrame, interval_s: float) -> pd.DataFrame:
     """The per-interval table written to series.csv: IOPS, MB/s and mean latency by direction,
     host/NAND/GC MiB, erases and the interval's WA."""
+    import pandas as pd
+
     out = pd.DataFrame({"time_s": raw["time_s"]})
     for d in _DIRS:
         ios = raw[f"{d}_ios"].to_numpy(dtype=np.float64)
@@ -44,6 +48,8 @@ def series_table(raw: pd.DataFrame, interval_s: float) -> pd.DataFrame:
 
 def latency_table(latency: List[Optional[Dict[str, Any]]]) -> pd.DataFrame:
     """One row per direction that had requests: count, min, mean, max and percentiles in µs."""
+    import pandas as pd
+
     rows = []
     for d, stats in zip(_DIRS, latency):
         if not stats:

@@ -13,12 +13,13 @@ import os
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Mapping, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT, read_bytes, read_text
+
+if TYPE_CHECKING:  # pandas is imported where a CSV is read (see ssdlab.results)
+    import pandas as pd
 
 
 __all__ = [
@@ -116,6 +117,8 @@ class Run:
         """Read and check the scenario's own files (overridden)."""
 
     def _csv(self, name: str, columns: Sequence[str], numeric: Sequence[str]) -> pd.DataFrame:
+        import pandas as pd
+
         path = self.path / name
         if not path.is_file():
             raise SsdlabError(f"{self.path}: {self.scenario} result without {name}")
