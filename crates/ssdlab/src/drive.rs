@@ -5,14 +5,12 @@
 //! its units' dies and channels, then crosses the link. A TRIM costs a command. All times are
 //! simulated nanoseconds.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-
 use crate::config::DriveConfig;
 use crate::error::{Error, Result};
 use crate::ftl::{Counters, Ftl};
 use crate::nand::Layout;
 use crate::units::{Lpn, SimTime, UNIT_BYTES};
+use crate::write_buffer::WriteBuffer;
 
 /// The three directions of host IO, in fio's order (read 0, write 1, trim 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,120 +39,6 @@ impl Io {
             units,
             compressibility: 1.0,
         }
-    }
-}
-
-/// The DRAM write-back buffer, first in, first out: the `n`-th unit admitted needs the
-/// `n − capacity + 1`-th unit of space the NAND frees, in the order programs complete, so a
-/// request never takes space that frees after the space an earlier request waited for.
-#[derive(Clone, Debug)]
-struct WriteBuffer {
-    capacity: u64,
-    /// Units admitted so far (ever).
-    admitted: u64,
-    /// Units freed so far, counting the releases taken out of `in_flight` into `released`.
-    freed: u64,
-    /// Programs whose data still occupies the buffer, earliest first: completion time and units,
-    /// packed by [`pack`] so the heap compares one integer.
-    in_flight: BinaryHeap<Reverse<u128>>,
-    /// Completed programs in completion order: (units freed up to and including it, time). The
-    /// front entries that no admission needs any more are dropped; `base` remembers the last.
-    released: VecDeque<(u64, SimTime)>,
-    base: (u64, SimTime),
-}
-
-/// `(done, units)` as one integer that orders like the pair.
-#[inline]
-fn pack(done: SimTime, units: u32) -> u128 {
-    (u128::from(done.ns()) << 32) | u128::from(units)
-}
-
-impl WriteBuffer {
-    fn new(capacity: u32) -> WriteBuffer {
-        WriteBuffer {
-            capacity: u64::from(capacity),
-            admitted: 0,
-            freed: 0,
-            in_flight: BinaryHeap::new(),
-            released: VecDeque::new(),
-            base: (0, SimTime::ZERO),
-        }
-    }
-
-    /// Moves the earliest program in flight to the released list.
-    #[inline]
-    fn release_one(&mut self) -> bool {
-        let Some(Reverse(key)) = self.in_flight.pop() else {
-            return false;
-        };
-        self.freed += u64::from(key as u32);
-        // Space is handed out in order: a program booked later in the simulation that completes
-        // before one already released frees its space no earlier than that one.
-        let last = self.released.back().map_or(self.base.1, |&(_, t)| t);
-        let at = SimTime((key >> 32) as u64).max(last);
-        self.released.push_back((self.freed, at));
-        true
-    }
-
-    /// When the `need`-th unit of space was freed (releasing programs as needed).
-    #[inline]
-    fn freed_at(&mut self, need: u64) -> SimTime {
-        while self.freed < need {
-            let released = self.release_one();
-            assert!(released, "a full buffer always has a program in flight");
-        }
-        while let Some(&(cum, t)) = self.released.front() {
-            if cum >= need {
-                return t;
-            }
-            self.base = (cum, t);
-            self.released.pop_front();
-        }
-        self.base.1
-    }
-
-    /// Admits one unit arriving at `t`; returns when it found room.
-    #[inline]
-    fn admit(&mut self, t: SimTime) -> SimTime {
-        self.admitted += 1;
-        if self.admitted <= self.capacity {
-            return t;
-        }
-        t.max(self.freed_at(self.admitted - self.capacity))
-    }
-
-    /// Units that can be admitted at `t` without waiting.
-    #[inline]
-    fn room(&mut self, t: SimTime) -> u32 {
-        while self
-            .in_flight
-            .peek()
-            .is_some_and(|&Reverse(key)| SimTime((key >> 32) as u64) <= t)
-        {
-            self.release_one();
-        }
-        let freed_by_t = self
-            .released
-            .iter()
-            .rev()
-            .find(|&&(_, at)| at <= t)
-            .map_or(self.base.0, |&(cum, _)| cum);
-        (self.capacity + freed_by_t).saturating_sub(self.admitted) as u32
-    }
-
-    /// Admits `n` units at `t` that [`WriteBuffer::room`] said fit.
-    #[inline]
-    fn admit_run(&mut self, n: u32) {
-        self.admitted += u64::from(n);
-    }
-
-    #[inline]
-    fn programmed(&mut self, done: SimTime, units: u32) {
-        self.in_flight.push(Reverse(pack(done, units)));
-    }
-
-    fn clear(&mut self) {
-        *self = WriteBuffer::new(self.capacity as u32);
     }
 }
 
@@ -202,7 +86,7 @@ impl Drive {
         };
         Ok(Drive {
             config: config.clone(),
-            buffer: WriteBuffer::new(layout.buffer_units),
+            buffer: WriteBuffer::new(layout.buffer_units, layout.dies),
             layout,
             ftl,
             link_free: SimTime::ZERO,
@@ -363,17 +247,15 @@ impl Drive {
                     };
                     if run >= 2 {
                         self.buffer.admit_run(run);
-                        if let Some((done, units)) = self.ftl.host_write_run(lpn, run, ack)? {
-                            self.buffer.programmed(done, units);
+                        if let Some(p) = self.ftl.host_write_run(lpn, run, ack)? {
+                            self.buffer.programmed(p.die, p.done, p.units);
                         }
                         lpn += run;
                         continue;
                     }
                     ack = self.buffer.admit(ack);
-                    if let Some((done, units)) =
-                        self.ftl.host_write(lpn, ack, io.compressibility)?
-                    {
-                        self.buffer.programmed(done, units);
+                    if let Some(p) = self.ftl.host_write(lpn, ack, io.compressibility)? {
+                        self.buffer.programmed(p.die, p.done, p.units);
                     }
                     if let Some(until) = self.ftl.take_stall() {
                         // Clean up later: the drive takes no data until its GC batch is done.
@@ -414,72 +296,5 @@ impl Drive {
         self.now = self.now.max(self.link_free) + self.layout.t_command;
         self.link_free = self.now;
         Ok(self.now)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn the_buffer_hands_out_space_first_in_first_out() {
-        let mut b = WriteBuffer::new(4);
-        for _ in 0..4 {
-            assert_eq!(b.admit(SimTime(0)), SimTime(0));
-        }
-        b.programmed(SimTime(100), 2);
-        b.programmed(SimTime(50), 1);
-        b.programmed(SimTime(300), 1);
-        // The fifth unit needs the first unit freed (at 50), the sixth the second (at 100) ...
-        assert_eq!(b.admit(SimTime(10)), SimTime(50));
-        assert_eq!(b.admit(SimTime(20)), SimTime(100));
-        // ... and the seventh the third, which the same program freed at 100: not at 30, although
-        // the program that freed two units left one over when the sixth took its space.
-        assert_eq!(b.admit(SimTime(30)), SimTime(100));
-        assert_eq!(b.admit(SimTime(40)), SimTime(300));
-        // Room now: nothing frees before 300 is over.
-        assert_eq!(b.room(SimTime(400)), 0);
-        b.programmed(SimTime(500), 3);
-        assert_eq!(b.room(SimTime(499)), 0);
-        assert_eq!(b.room(SimTime(500)), 3);
-    }
-
-    proptest! {
-        /// Requests arriving in time order are admitted in time order, never before they arrive,
-        /// and never while the buffer holds more than its capacity.
-        #[test]
-        fn admissions_are_causal(ops in prop::collection::vec((0u64..50, 1u32..4, 0u64..400), 1..300)) {
-            let cap = 8u32;
-            let mut b = WriteBuffer::new(cap);
-            let mut t = 0u64;
-            let mut last = SimTime::ZERO;
-            let mut pending = 0u32;
-            // (admission time, completion time) of every unit, to count occupancy.
-            let mut units: Vec<(u64, u64)> = Vec::new();
-            let mut open: Vec<usize> = Vec::new();
-            for (gap, page, prog) in ops {
-                t += gap;
-                let at = b.admit(SimTime(t));
-                prop_assert!(at >= SimTime(t) && at >= last);
-                last = at;
-                units.push((at.ns(), u64::MAX));
-                open.push(units.len() - 1);
-                pending += 1;
-                if pending >= page {
-                    let done = at.ns() + prog;
-                    for &i in &open {
-                        units[i].1 = done;
-                    }
-                    b.programmed(SimTime(done), pending);
-                    open.clear();
-                    pending = 0;
-                }
-            }
-            for &(a, _) in &units {
-                let held = units.iter().filter(|&&(x, d)| x <= a && d > a).count();
-                prop_assert!(held <= cap as usize, "{held} units in a buffer of {cap} at {a}");
-            }
-        }
     }
 }

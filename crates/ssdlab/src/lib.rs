@@ -38,6 +38,7 @@ pub mod error;
 pub mod ftl;
 pub mod gc;
 mod hugepages;
+mod least;
 pub mod limits;
 pub mod memory;
 pub mod metrics;
@@ -48,6 +49,7 @@ pub mod scenario;
 pub mod theory;
 pub mod units;
 pub mod workload;
+mod write_buffer;
 
 pub use config::{CellType, DriveConfig, GcMode, GcPolicy, IdleGc, SlcCache, Striping};
 pub use drive::{Drive, Io, IoKind};

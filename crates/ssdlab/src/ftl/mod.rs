@@ -14,7 +14,6 @@
 
 mod audit;
 mod counters;
-mod die_choice;
 mod die_shares;
 mod gc;
 mod idle;
@@ -76,6 +75,16 @@ struct ActiveVictim {
     next: u32,
     /// Valid / invalid slots when it was chosen: the copies owed per slot the host writes.
     ratio: f64,
+}
+
+/// A host page handed to the NAND: when its program completes, the host units it holds and its
+/// die (a die completes its programs in the order they were given, so per die the completion
+/// times never decrease).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostProgram {
+    pub done: SimTime,
+    pub units: u32,
+    pub die: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -424,11 +433,19 @@ impl Ftl {
             Striping::Dynamic => {
                 // The die that frees first among those not holding more than their share.
                 let cap = self.die_data.min() + self.data_slack;
-                die_choice::first_free_within_share(
-                    self.die_data.as_slice(),
-                    self.timelines.die_free_times(),
-                    cap,
-                )
+                let keys = self
+                    .die_data
+                    .as_slice()
+                    .iter()
+                    .zip(self.timelines.die_free_times())
+                    .map(|(&data, &t)| {
+                        if data <= cap {
+                            t.ns()
+                        } else {
+                            crate::least::NONE
+                        }
+                    });
+                crate::least::first_least(keys)
             }
             Striping::RoundRobin => {
                 let d = self.next_die;
@@ -439,14 +456,14 @@ impl Ftl {
     }
 
     /// Writes one host unit arriving at `now`. When it completed a page, returns the page's
-    /// program completion time and how many host units the page held.
+    /// program.
     #[inline]
     pub fn host_write(
         &mut self,
         lpn: Lpn,
         now: SimTime,
         compressibility: f64,
-    ) -> Result<Option<(SimTime, u32)>> {
+    ) -> Result<Option<HostProgram>> {
         let slots = self.slots_for(compressibility);
         let die = match self.host_die {
             Some(d) => d,
@@ -487,7 +504,7 @@ impl Ftl {
             done = Some(done.map_or((t, units), |(_, u): (SimTime, u32)| (t, u + units)));
             self.after_host_page(die, now, pages)?;
         }
-        Ok(done)
+        Ok(done.map(|(done, units)| HostProgram { done, units, die }))
     }
 
     /// How many more host units the host page being assembled takes, when they can go through
@@ -512,7 +529,7 @@ impl Ftl {
         lpn: Lpn,
         n: u32,
         now: SimTime,
-    ) -> Result<Option<(SimTime, u32)>> {
+    ) -> Result<Option<HostProgram>> {
         let room = self.host_run_room();
         assert!(
             n >= 1 && n <= room,
@@ -560,10 +577,11 @@ impl Ftl {
             self.frontiers[Stream::Host as usize][d] = Frontier::CLOSED;
         }
         self.host_die = None;
-        let done = (
-            self.timelines.die_free(die),
-            std::mem::take(&mut self.host_page_units),
-        );
+        let done = HostProgram {
+            done: self.timelines.die_free(die),
+            units: std::mem::take(&mut self.host_page_units),
+            die,
+        };
         self.after_host_page(die, now, 1)?;
         Ok(Some(done))
     }
