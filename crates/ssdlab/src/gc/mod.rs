@@ -94,3 +94,43 @@ impl VictimPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The emptiest closed block of the die's range, lowest index on ties; none if no block
+        /// in the range is closed.
+        #[test]
+        fn emptiest_is_the_first_closed_block_with_the_fewest_valid_units(
+            blocks in prop::collection::vec((0u32..6, 0u8..5), 1..400),
+            skip in 0u32..8,
+        ) {
+            let states = [
+                BlockState::Free,
+                BlockState::Open,
+                BlockState::Closed,
+                BlockState::Victim,
+                BlockState::Bad,
+            ];
+            let mut b = Blocks::new(blocks.len() as u32 + skip);
+            for (i, &(valid, state)) in blocks.iter().enumerate() {
+                b.valid[i + skip as usize] = valid;
+                b.state[i + skip as usize] = states[state as usize];
+            }
+            let c = Candidates {
+                blocks: &b,
+                first: skip,
+                count: blocks.len() as u32,
+                units_per_block: 8,
+                now_seq: 0,
+            };
+            let naive = (skip..skip + blocks.len() as u32)
+                .filter(|&i| b.state[i as usize] == BlockState::Closed)
+                .min_by_key(|&i| (b.valid[i as usize], i));
+            prop_assert_eq!(c.emptiest(), naive);
+        }
+    }
+}
