@@ -16,6 +16,9 @@ use crate::ftl::{Counters, Tally};
 use crate::metrics::{IntervalClock, LatencyRecorder, Series};
 use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
 
+/// Requests whose mapping entries are prefetched together (every `PREFETCH_BATCH` submissions).
+const PREFETCH_BATCH: usize = 8;
+
 /// One job's state while it runs.
 struct Job<'a> {
     w: &'a Workload,
@@ -179,13 +182,18 @@ impl<'a> Job<'a> {
                 return Ok(());
             }
         }
-        // Overlap the L2P cache misses of the requests coming next (writes and TRIMs).
-        if kind != IoKind::Read {
-            if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD - 1) {
-                drive.prefetch(l as u32, 0);
+        // Overlap the L2P cache misses of the requests coming next, a batch at a time: their
+        // page walks then overlap too (a prefetch waits for its address translation).
+        if self.submitted_ios % PREFETCH_BATCH as u64 == 0 {
+            for i in 0..PREFETCH_BATCH {
+                if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD - PREFETCH_BATCH + i) {
+                    drive.prefetch(l as u32, 0);
+                }
             }
-            if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD / 2) {
-                drive.prefetch(l as u32, 1);
+            for i in 0..PREFETCH_BATCH {
+                if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD - 2 * PREFETCH_BATCH + i) {
+                    drive.prefetch(l as u32, 1);
+                }
             }
         }
         let block_bytes = units * UNIT_BYTES;

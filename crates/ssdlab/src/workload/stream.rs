@@ -152,7 +152,7 @@ struct Sample {
 }
 
 /// How far ahead requests are generated (and their mapping entries prefetched).
-pub(super) const LOOKAHEAD: usize = 16;
+pub(super) const LOOKAHEAD: usize = 24;
 
 impl RequestStream {
     pub(super) fn new(
