@@ -44,7 +44,11 @@ impl Candidates<'_> {
             .enumerate()
         {
             let key = (u64::from(valid) << 32) | i as u64;
-            best = best.min(if state == BlockState::Closed { key } else { u64::MAX });
+            best = best.min(if state == BlockState::Closed {
+                key
+            } else {
+                u64::MAX
+            });
         }
         (best != u64::MAX).then(|| self.first + best as u32)
     }
