@@ -246,10 +246,11 @@ impl Ftl {
     /// Time to read page `page` of `block` (pSLC or native).
     #[inline]
     pub(super) fn read_time(&self, block: u32, page: u32) -> SimTime {
+        let die = self.layout.die_of_block(block);
         if self.is_pslc(block) {
-            self.times.read_pslc(block)
+            self.times.read_pslc(die)
         } else {
-            self.times.read(block, page)
+            self.times.read(die, page)
         }
     }
 

@@ -32,9 +32,8 @@ pub struct OpTimes {
     block_erase: Vec<f32>,
     /// Per die: read factor.
     die_read: Vec<f32>,
-    /// Divisors used on every operation (page type, die of a block), as multiply-and-shift: a
-    /// hardware division per NAND operation was a measurable share of a full-size run.
-    blocks_per_die: StrengthReducedU32,
+    /// Page-type counts as multiply-and-shift divisors (a hardware division per NAND operation
+    /// was a measurable share of a full-size run).
     program_kinds: StrengthReducedU32,
     read_kinds: StrengthReducedU32,
     program_noise: [f32; QUANTILES],
@@ -168,7 +167,6 @@ impl OpTimes {
             block_program,
             block_erase,
             die_read,
-            blocks_per_die: StrengthReducedU32::new(blocks_per_die),
             program_kinds,
             read_kinds,
             program_noise: lognormal_table(spread.program_sigma),
@@ -198,10 +196,10 @@ impl OpTimes {
         SimTime(t.min(cap) as u64)
     }
 
-    /// Time to read a page of `block` programmed in pSLC mode.
+    /// Time to read a page programmed in pSLC mode on `die`.
     #[inline]
-    pub fn read_pslc(&self, block: u32) -> SimTime {
-        let die = (block / self.blocks_per_die) as usize;
+    pub fn read_pslc(&self, die: u32) -> SimTime {
+        let die = die as usize;
         let typ = self.pslc_read_ns;
         let cap = self.read_cap[0] / self.read_ns[0] * typ;
         SimTime((typ * f64::from(self.die_read[die])).min(cap) as u64)
@@ -230,12 +228,11 @@ impl OpTimes {
         SimTime(t.min(self.program_cap[k]) as u64)
     }
 
-    /// Time to read page `page` of `block` into the die's register.
+    /// Time to read page `page` (its index in its block) on `die` into the die's register.
     #[inline]
-    pub fn read(&self, block: u32, page: u32) -> SimTime {
+    pub fn read(&self, die: u32, page: u32) -> SimTime {
         let k = (page % self.read_kinds) as usize;
-        let die = (block / self.blocks_per_die) as usize;
-        let t = self.read_ns[k] * f64::from(self.die_read[die]);
+        let t = self.read_ns[k] * f64::from(self.die_read[die as usize]);
         SimTime(t.min(self.read_cap[k]) as u64)
     }
 
