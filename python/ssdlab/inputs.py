@@ -17,7 +17,8 @@ from typing import Union
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size
 
-__all__ = ["TEXT_LIMIT", "DATA_LIMIT", "read_bytes", "read_text", "check_path_text", "open_stream"]
+__all__ = ["TEXT_LIMIT", "DATA_LIMIT", "MAX_JSON_DEPTH", "read_bytes", "read_text", "check_path_text", "open_stream",
+           "parse_json"]
 
 TEXT_LIMIT = 1 << 20
 """Drive files, job files and includes: 1 MiB (the largest shipped one is a few KiB)."""
@@ -114,3 +115,40 @@ def read_text(path: PathLike, what: str, limit: int = TEXT_LIMIT) -> str:
     except UnicodeDecodeError as err:
         raise SsdlabError(f"{what} {os.fspath(path)!r}: is not UTF-8 text (byte {err.start}); is it the right "
                           f"file?") from None
+
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects ssdlab reads in a JSON file it did not just write
+(result summaries, a sweep's resume state); its own files nest at most 4 deep."""
+
+
+def parse_json(text: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """`text` parsed as JSON, with nesting bounded by `max_depth` (checked by a scan before the
+    parser recurses, so a hostile file cannot reach Python's recursion limit). Every problem is a
+    one-line `SsdlabError` naming `what`."""
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in text:  # a plain scan: brackets inside strings do not count
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise SsdlabError(f"{what}: nests arrays or objects more than {max_depth} deep; is it the right "
+                                  f"file?")
+        elif ch in "]}":
+            depth -= 1
+    import json
+
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise SsdlabError(f"{what}: is not valid JSON ({err}); is it the right file?") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from ssdlab import _core
@@ -24,6 +25,7 @@ __all__ = [
     "block_size",
     "fraction",
     "number",
+    "parse_number",
     "percent",
     "queue_depth",
     "seconds",
@@ -45,6 +47,34 @@ def number(value: Any, what: str) -> float:
     v = float(value)
     if not math.isfinite(v):
         raise SsdlabError(f"{what} must be a finite number, got {value!r}")
+    return v
+
+
+MAX_NUMERAL_CHARS = 40
+"""The longest numeral ssdlab reads from text (an option, a job file, a trace, a spec): 40
+characters hold any 64-bit integer and any float to full precision, and keep Python's int-string
+limit (4300 digits) and float overflow out of reach."""
+
+_NUMERAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_number(text: Any, what: str, *, integer: bool = False, max_chars: int = MAX_NUMERAL_CHARS) -> Any:
+    """`text` (a string) read as an ASCII decimal integer (`integer`) or finite float, with at most
+    `max_chars` characters: Unicode digits, NaN, infinities, overflow and 5000-digit numerals are
+    one-line `SsdlabError`s naming `what`, never a ValueError or OverflowError."""
+    s = str(text).strip()
+    if len(s) > max_chars:
+        raise SsdlabError(f"{what}: {s[:12]}... is a {len(s)}-character number; ssdlab reads numbers of at most "
+                          f"{max_chars} characters")
+    if not (_INTEGER if integer else _NUMERAL).fullmatch(s):
+        kind = "a whole number" if integer else "a number"
+        raise SsdlabError(f"{what}: {s!r} is not {kind} (ASCII digits{'' if integer else ', a point, an exponent'})")
+    if integer:
+        return int(s)
+    v = float(s)
+    if not math.isfinite(v):
+        raise SsdlabError(f"{what}: {s!r} is too large (beyond a double's range)")
     return v
 
 
