@@ -206,6 +206,10 @@ def device_run(path: PathLike, *, capacity: Optional[int], yes_destroy_data: boo
         stage = ResultStage(out_dir) if out_dir is not None else None
         yield target, stage
         ok = True
+    except runner.FioFailed as err:
+        if stage is not None and stage.path in err.workdir.parents:  # removed below: point nowhere
+            raise SsdlabError(f"{err.brief()} (no result was written to {out_dir})") from None
+        raise
     finally:
         if stage is not None and not stage.done:
             stage.discard()

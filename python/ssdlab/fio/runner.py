@@ -27,7 +27,22 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.safety import filesystem_type
 
-__all__ = ["FioJobSpec", "FioOutput", "IoSetup", "fio_path", "fio_version", "probe_io", "run", "job_text"]
+__all__ = ["FioFailed", "FioJobSpec", "FioOutput", "IoSetup", "fio_path", "fio_version", "probe_io", "run",
+           "job_text"]
+
+
+class FioFailed(SsdlabError):
+    """fio failed: `reason` (its last error line, or the failed job) and `workdir`, the directory
+    that holds its job file and output. The message points there; `brief()` is the message
+    without the pointer, for callers that remove `workdir` (a discarded result stage)."""
+
+    def __init__(self, reason: str, workdir: Path) -> None:
+        self.reason = reason
+        self.workdir = Path(workdir)
+        super().__init__(f"{reason} (job file and output in {workdir})")
+
+    def brief(self) -> str:
+        return self.reason
 
 ENGINES = ("io_uring", "libaio", "psync")
 
@@ -214,6 +229,8 @@ def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Pat
         for line in proc.stdout:
             if normal:
                 raw.append(line)
+            if line.startswith("fio: "):  # fio reports some errors on stdout (e.g. an engine's setup)
+                err_lines.append(line.rstrip("\n"))
             buffer += line
             if line.startswith("}"):
                 docs, buffer = _split_docs(buffer)
@@ -244,11 +261,11 @@ def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Pat
     (workdir / "fio.stderr.txt").write_text("\n".join(err_lines) + ("\n" if err_lines else ""), encoding="utf-8")
     if proc.returncode != 0 or last is None:
         why = next((ln for ln in reversed(err_lines) if ln.strip()), f"exit status {proc.returncode}")
-        raise SsdlabError(f"fio failed: {why.strip()} (job file and output in {workdir})")
+        raise FioFailed(f"fio failed: {why.strip()}", workdir)
     (workdir / "fio.json").write_text(json.dumps(last, indent=2) + "\n", encoding="utf-8")
     for j in last.get("jobs", []):
         if j.get("error"):
-            raise SsdlabError(f"fio job {j.get('jobname')!r} failed with error {j['error']} (see {workdir})")
+            raise FioFailed(f"fio job {j.get('jobname')!r} failed with error {j['error']}", workdir)
     return FioOutput(last, workdir, "\n".join(err_lines), _normal_report(raw) if normal else "")
 
 
