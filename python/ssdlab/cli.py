@@ -246,7 +246,7 @@ def consistency_cmd(
     if yes_destroy_data or force_signatures:
         raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name))
+    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name), "consistency")
     params = {"spare_area_pct": spare_area, "duration_s": duration, "qd": qd, "block_size": block_size}
     progress: Any = False
     if not quiet:
@@ -413,7 +413,7 @@ def _save(result: Any, out_dir: Path, report: bool) -> Path:
 def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: str, out: Optional[str],
               quiet: bool, run: Callable[[Any], Any], report: bool = False) -> Tuple[Any, Path]:
     """Checks the output directory, runs `run(progress)` with bars and a header, saves the result."""
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario))
+    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario), scenario)
     progress: Any = False
     if not quiet:
         progress = _Progress(_header(cfg, what), StepBars(procedure_steps(scenario, cfg, **options)))
@@ -471,7 +471,7 @@ def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Opt
         flag = "--" + sim_only[0].replace("_", "-")
         raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(device).name).strip("-") or "device"
-    out_dir = check_output_dir(out if out is not None else _default_out(name, scenario))
+    out_dir = check_output_dir(out if out is not None else _default_out(name, scenario), scenario)
 
     def announce(target: Any) -> None:
         if not quiet:
@@ -869,7 +869,7 @@ def replay_cmd(trace: str, fmt: str, trace_device: Optional[str], start_s: Optio
     if timing == "trace" and qd != 32:
         raise click.UsageError("--qd applies to --timing afap; with --timing trace the trace's times set the load")
     cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, "replay"))
+    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, "replay"), "replay")
     if not quiet:
         how = f"at trace timing x{speed:g}" if timing == "trace" else f"as fast as possible at QD{qd}"
         click.echo(_header(cfg, f"replay of {trace} {how}, precondition {precondition}"), err=True)
@@ -1112,7 +1112,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _main(args: List[str]) -> int:
     try:
+        from ssdlab.outputs import guard_stdout
+
+        guard_stdout()  # a short write to a full disk is an error, not silent loss (PYTHONUNBUFFERED)
         status = cli.main(args=args, prog_name="ssdlab", standalone_mode=False)
+        sys.stdout.flush()  # what the command printed is out, or the error below is reported
         return status if isinstance(status, int) else 0
     except click.ClickException as err:  # UsageError, BadParameter, ...
         if _NO_ARGS_IS_HELP is not None and isinstance(err, _NO_ARGS_IS_HELP):
@@ -1134,3 +1138,23 @@ def _main(args: List[str]) -> int:
             return 1
         where = f" ({err.filename})" if err.filename else ""
         return _fail(f"{err.strerror or err}{where}")
+    finally:
+        _settle_stdout()
+
+
+def _settle_stdout() -> None:
+    """After a failed write to stdout (a full disk), what is left in its buffer can never be
+    written: it is dropped (stdout to /dev/null), so the interpreter's exit does not report the
+    same failure again as a traceback-like message and status 120."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            sys.stdout.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    except AttributeError:  # no stdout (closed by the caller)
+        pass

@@ -13,8 +13,10 @@ import io
 import json
 import math
 import os
+import re
 import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
@@ -22,7 +24,8 @@ import numpy as np
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
-from ssdlab.inputs import DATA_LIMIT, check_path_text, read_bytes, read_text
+from ssdlab.inputs import DATA_LIMIT, check_path_text, parse_json, read_bytes, read_text
+from ssdlab.outputs import temp_name
 from ssdlab.sizes import format_size
 
 # pandas (with pyarrow, ~0.3 s to import) is imported where a frame is made, so the CLI reaches the
@@ -134,12 +137,13 @@ def _probe(directory: Path) -> None:
     os.rmdir(probe)
 
 
-def check_output_dir(out_dir: PathLike) -> Path:
+def check_output_dir(out_dir: PathLike, scenario: Optional[str] = None) -> Path:
     """Checks that results can be written to `out_dir` (without creating it) and returns it.
 
     Refuses, with `SsdlabError`, what is not a path (None, a number), an empty name, a name that is
     not UTF-8, a path that exists and is not a directory, a path under a file, and a place where
-    nothing can be created. Call it before a long simulation.
+    nothing can be created; with `scenario`, also a directory that holds another scenario's result
+    (`check_result_dir`). Call it before a long simulation.
     """
     if out_dir is None or not isinstance(out_dir, (str, bytes, os.PathLike)):
         raise SsdlabError(f"output directory: expected a path, got {type(out_dir).__name__}")
@@ -165,7 +169,83 @@ def check_output_dir(out_dir: PathLike) -> Path:
                 f"cannot write results to {str(path)!r}: {str(where)!r} is not writable "
                 f"({err.strerror or err}); choose another output directory"
             ) from None
+    if scenario is not None:
+        check_result_dir(path, scenario)
     return path
+
+
+def _summary_scenario(directory: Path) -> Optional[str]:
+    """The ``scenario`` of the result in `directory` (its summary.json), None when it has no
+    summary.json; `SsdlabError` when summary.json is there but is not an ssdlab result's."""
+    path = directory / "summary.json"
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None  # nothing to read (a directory there is refused by the commit, a link replaced)
+    except OSError:
+        return None
+    try:
+        doc = parse_json(read_text(path, "result file", DATA_LIMIT), f"{str(path)!r}")
+    except (OSError, SsdlabError):
+        doc = None
+    scenario = doc.get("scenario") if isinstance(doc, dict) else None
+    if not isinstance(scenario, str) or not scenario:
+        raise SsdlabError(f"cannot write results to {str(directory)!r}: its summary.json is not an ssdlab result's "
+                          f"(no scenario); remove it or choose another output directory -- nothing was written")
+    return scenario
+
+
+_KIND = {"torture": "hdtach"}  # scenarios whose results have the same files (HdtachResult): one kind
+
+
+def check_result_dir(out_dir: Path, scenario: str) -> None:
+    """Refuses (`SsdlabError`) an existing `out_dir` that holds the result of another scenario
+    than `scenario` (its summary.json), so two runs' files never mix in one directory; a result of
+    the same scenario (hdtach and torture count as one: the same files) is replaced. Called by
+    `check_output_dir` before a run and by `ResultStage.commit` before anything moves."""
+    try:
+        if not out_dir.is_dir():
+            return
+    except OSError:
+        return
+    held = _summary_scenario(out_dir)
+    if held is not None and _KIND.get(held, held) != _KIND.get(scenario, scenario):
+        raise SsdlabError(
+            f"cannot write the {scenario} result to {str(out_dir)!r}: it holds the result of another scenario "
+            f"({held}, per its summary.json); choose another output directory, or remove that result first "
+            f"-- nothing was written"
+        )
+
+
+_FIO_CHART = re.compile(r"^job\d+-.+_iops\.png$")
+
+
+def result_file_names() -> frozenset:
+    """The names of the files (and the ``fio`` directory) ssdlab's result directories hold: what a
+    result may remove from an earlier result of the same scenario (besides fio's job charts)."""
+    replay_files = ("series.csv", "latency.csv", "summary.json", "replay.png")  # ssdlab.replay.result.REPLAY_FILES
+    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *USED_VS_NEW_FILES, *WA_FILES, *SATURATION_FILES,
+                      *replay_files, "report.html", "fio.json", "fio.txt", "fio"))
+
+
+def _stale_files(target: Path, staged: Path, names: set) -> List[Path]:
+    """The files of the earlier result in `target` that the staged result replaces but does not
+    write again (a report.html, another job's chart): only ssdlab's own result file names, only
+    when both are results of the same scenario (checked here, before anything moves)."""
+    if "summary.json" not in names:
+        return []
+    scenario = _summary_scenario(staged)
+    if scenario is None:
+        return []
+    check_result_dir(target, scenario)
+    if _summary_scenario(target) is None:
+        return []
+    known = result_file_names()
+    stale = []
+    for entry in sorted(os.listdir(target)):
+        if entry in names or not (entry in known or _FIO_CHART.match(entry)):
+            continue
+        stale.append(target / entry)
+    return stale
 
 
 class ResultStage:
@@ -174,9 +254,12 @@ class ResultStage:
     exception, Ctrl-C or SIGTERM) removes the staging directory and any parent it created, so
     nothing half-written is ever left behind.
 
-    In an existing directory, files of the same names are replaced and other files are left alone;
-    a name that is a directory where the result has a file (or the other way round) is refused
-    before anything moves.
+    In an existing directory, a result of another scenario (its summary.json says which) is
+    refused; a result of the same scenario is replaced: files of the same names, and the earlier
+    result's files this one does not write (only ssdlab's result file names, such as a stale
+    report.html). Other files are left alone; a name that is a directory where the result has a
+    file (or the other way round) is refused before anything moves. A symbolic link in the
+    directory where a result file goes is replaced by the file, never written through.
     """
 
     def __init__(self, target: PathLike) -> None:
@@ -191,7 +274,9 @@ class ResultStage:
             for d in reversed(missing):
                 os.mkdir(d)
                 self._made.append(d)
-            self.path = self.target.parent / f".{self.target.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+            # A short name of its own (not the target's plus a suffix), so any name the file system
+            # accepts as --out works (a 255-byte final component included).
+            self.path = self.target.parent / temp_name("stage")
             os.mkdir(self.path)
         except OSError as err:
             self._remove_parents()
@@ -236,8 +321,11 @@ class ResultStage:
                             f"has {'a directory' if item.is_dir() else 'a file'}; remove it or choose another "
                             f"output directory -- nothing was written"
                         )
+                stale = _stale_files(target, self.path, {item.name for item in items})
                 old = self.path / f".replaced-{secrets.token_hex(4)}"
                 os.mkdir(old)
+                for there in stale:  # a previous result's files this one does not write
+                    os.rename(there, old / there.name)
                 for item in items:
                     there = target / item.name
                     if item.is_dir() and there.is_dir():
@@ -266,23 +354,15 @@ def _write_atomically(target: PathLike, write: Any) -> Path:
 
 
 def write_file_atomically(path: PathLike, text: str, what: str = "output file") -> Path:
-    """Writes `text` to `path` through a temporary file in the same directory and a rename, so the
-    file is either complete or untouched."""
+    """Writes `text` to the output `path` by the output-path policy (`ssdlab.outputs`): a new
+    path or a regular file through a temporary file in the same directory and a rename (complete
+    or untouched); a character device or FIFO in place, never replaced; a socket, block device or
+    directory refused. Returns `path`."""
+    from ssdlab.outputs import write_output
+
     shown = check_path_text(path, what)
-    p = Path(shown)
-    if p.is_dir():
-        raise SsdlabError(f"{what} {shown!r}: is a directory; give a file name")
-    tmp = p.parent / f".{p.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
-    try:
-        with open(tmp, "x", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, p)
-    except OSError as err:
-        raise SsdlabError(f"cannot write {what} {shown!r}: {err.strerror or err}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return p
+    write_output(shown, text, what)
+    return Path(shown)
 
 
 # -- the consistency result ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import datetime
 import os
 import re
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import click
 
@@ -100,19 +100,29 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     cfg = _config(drive, drive_file, capacity, op, gc)
     user_bytes = int(cfg.describe()["user_capacity_bytes"])
     plan = make_plan(parsed, user_bytes, sequential_jobs=sequential_jobs, sections=list(sections) or None)
-    out_dir = check_output_dir(out) if out is not None else None
-    _check_output_file(output)
+    out_dir = check_output_dir(out, "fio") if out is not None else None
+    _check_output_file(output, out_dir)
+    if out_dir is not None:  # relative log names stay inside --out (docs/safety.md)
+        fmt.check_log_names(plan, out_dir)
     if not quiet:
         for n in dict.fromkeys(plan.notes + [n for j in plan.jobs for n in j.notes]):  # clones share notes
             click.echo(f"ssdlab: note: {n}", err=True)
     run = run_plan(plan, cfg, seed, progress=not quiet)
     text = fmt.dumps(fmt.fio_json(run)) if output_format == "json" else fmt.normal_text(run)
     if out_dir is not None:
-        with ResultStage(out_dir) as stage:  # results and logs appear together or not at all
+        with ResultStage(out_dir) as stage:  # results, logs and --output appear together or not at all
             fmt.save(run, stage.path)
-            logs = fmt.write_logs(run, stage.path)
-            _write_report(text, output)
-            stage.commit()
+            logs = fmt.write_logs(run, stage.path, contain=True)
+            pending = _prepare_report(text, output)
+            try:
+                stage.commit()
+            except BaseException:
+                if pending is not None:
+                    pending.discard()
+                raise
+            if pending is not None:
+                pending.commit()
+            logs = [stage.target / p.relative_to(stage.path) if stage.path in p.parents else p for p in logs]
     else:
         logs = fmt.write_logs(run, Path.cwd())
         _write_report(text, output)
@@ -122,26 +132,45 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
 
 
-def _check_output_file(output: Optional[str]) -> None:
-    """Refuses an --output that cannot be a file, before anything runs."""
+def _check_output_file(output: Optional[str], out_dir: Optional[Path]) -> None:
+    """Refuses, before anything runs, an --output the output-path policy refuses (ssdlab.outputs:
+    a socket, a block device, a directory, a path under a file) and one that overlaps --out (the
+    result directory is written as a whole and holds the report already, as fio.txt/fio.json)."""
     if output is None:
         return
     from ssdlab.inputs import check_path_text
+    from ssdlab.outputs import check_output_file
 
     check_path_text(output, "--output")
-    if Path(output).is_dir():
-        raise SsdlabError(f"--output {output}: is a directory; give a file name")
-    if not Path(output).parent.is_dir() and str(Path(output).parent) not in ("", "."):
-        raise SsdlabError(f"--output {output}: {Path(output).parent} is not a directory")
+    if out_dir is not None:
+        o, d = os.path.realpath(output), os.path.realpath(out_dir)
+        if o == d or o.startswith(d.rstrip(os.sep) + os.sep) or d.startswith(o.rstrip(os.sep) + os.sep):
+            how = "is" if o == d else "is inside" if len(o) > len(d) else "contains"
+            raise SsdlabError(f"--output {output} {how} --out {out_dir}: the result directory is written as a whole "
+                              f"and holds the report already (fio.txt, fio.json); give --output a path outside it "
+                              f"or leave it out -- nothing was run")
+    check_output_file(output, "--output")
+
+
+def _prepare_report(text: str, output: Optional[str]) -> Any:
+    """The report on stdout, or --output written up to its last step (ssdlab.outputs.Pending)."""
+    if output is None:
+        try:
+            click.echo(text, nl=False)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise SsdlabError(f"cannot write the report to standard output: {err.strerror or err}") from None
+        return None
+    from ssdlab.outputs import prepare_output
+
+    return prepare_output(output, text, "--output")
 
 
 def _write_report(text: str, output: Optional[str]) -> None:
-    if output is not None:
-        from ssdlab.results import write_file_atomically
-
-        write_file_atomically(output, text, "--output")
-    else:
-        click.echo(text, nl=False)
+    pending = _prepare_report(text, output)
+    if pending is not None:
+        pending.commit()
 
 
 def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: Optional[int], output_format: str,
@@ -156,8 +185,9 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
     if sim_only:
         flag = "--" + sim_only[0].replace("_", "-")
         raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
-    out_dir = check_output_dir(out) if out is not None else None
-    _check_output_file(output)
+    out_dir = check_output_dir(out, "fio") if out is not None else None
+    _check_output_file(output, out_dir)
+    pending: List[Any] = []
 
     def announce(target: Any) -> None:
         if not quiet:
@@ -167,12 +197,21 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
     def finish(run: Any) -> None:  # inside the run's staging: an error here leaves no result behind
         if out_dir is None:
             run.log_files = run.copy_logs(Path.cwd())
-        _write_report(run.json_text() if output_format == "json" else run.text, output)
+        pending.append(_prepare_report(run.json_text() if output_format == "json" else run.text, output))
 
-    run = run_jobfile_on_device(device, jobfile, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                                force_signatures=force_signatures, sequential_jobs=sequential_jobs,
-                                sections=list(sections) or None, out_dir=out_dir, progress=not quiet,
-                                on_start=announce, finish=finish)
+    committed = False
+    try:
+        run = run_jobfile_on_device(device, jobfile, capacity=capacity, yes_destroy_data=yes_destroy_data,
+                                    force_signatures=force_signatures, sequential_jobs=sequential_jobs,
+                                    sections=list(sections) or None, out_dir=out_dir, progress=not quiet,
+                                    on_start=announce, finish=finish)
+        committed = True
+    finally:  # --output appears with the result directory, or not at all
+        for p in pending:
+            if p is not None and committed:
+                p.commit()
+            elif p is not None:
+                p.discard()
     logs = run.log_files
     if not quiet:
         for n in run.notes:
@@ -195,7 +234,8 @@ def consistency_on_device_cmd(ctx: click.Context, *, device: str, capacity: Opti
     if sim_only:
         flag = "--" + sim_only[0].replace("_", "-")
         raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
-    out_dir = check_output_dir(out if out is not None else Path("runs") / f"consistency-{_safe(Path(device).name)}-{_stamp()}")
+    default = Path("runs") / f"consistency-{_safe(Path(device).name)}-{_stamp()}"
+    out_dir = check_output_dir(out if out is not None else default, "consistency")
     def announce(target: Any) -> None:
         if not quiet:
             click.echo(f"ssdlab: {device} ({target.name}, {format_size(target.size_bytes)}): {duration:g} s of "

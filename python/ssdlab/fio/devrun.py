@@ -331,6 +331,8 @@ def _run(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity: Optional[i
     if on_start is not None:
         on_start(target)
     started = time.perf_counter()
+    # fio writes the job file's relative logs in its own directory: they must stay in it
+    output.check_log_names(plan, staged / "fio" if staged is not None else Path(tempfile.gettempdir()) / "ssdlab-fio")
     workdir = staged / "fio" if staged is not None else Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
     workdir.mkdir(parents=True, exist_ok=True)
     notes = list(target.notes)

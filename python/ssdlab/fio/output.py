@@ -42,6 +42,7 @@ from ssdlab.fio.translate import options_dict
 
 if TYPE_CHECKING:
     from ssdlab.fio.simrun import FioRun, JobResult
+    from ssdlab.fio.translate import FioPlan
 
 DIRS = ("read", "write", "trim")
 _LAT_NS_EDGES = (2, 4, 10, 20, 50, 100, 250, 500, 750, 1000)
@@ -527,14 +528,39 @@ def _log_lines(job: "JobResult", kind: str) -> List[str]:
     return lines
 
 
-def write_logs(run: "FioRun", directory: Union[str, Path]) -> List[Path]:
-    """Writes the logs the job file asked for; relative prefixes resolve under `directory`."""
+def _log_kinds(kind: str) -> List[str]:
+    return ["iops"] if kind == "iops" else ["bw"] if kind == "bw" else ["lat", "clat", "slat"]
+
+
+def _log_key(kind: str) -> str:
+    return {"iops": "write_iops_log", "bw": "write_bw_log"}.get(kind, "write_lat_log")
+
+
+def check_log_names(plan: "FioPlan", directory: Union[str, Path]) -> None:
+    """Refuses (`SsdlabError`, naming the job and option) a relative log name of `plan` that would
+    lead outside `directory` (``write_iops_log=../x``, or through a symbolic link in it), before
+    anything runs; absolute names are written where the job file says, as fio does."""
+    from ssdlab.paths import contained
+
+    for p in plan.jobs:
+        for spec in p.logs:
+            for kind in _log_kinds(spec.kind):
+                name = log_name(spec.prefix, kind, p.index, p.per_job_logs)
+                if not Path(name).is_absolute():
+                    contained(Path(directory), name, f"job '{p.name}': {_log_key(spec.kind)}={spec.prefix}")
+
+
+def write_logs(run: "FioRun", directory: Union[str, Path], contain: bool = False) -> List[Path]:
+    """Writes the logs the job file asked for; relative prefixes resolve under `directory` (with
+    `contain`, they must stay inside it: `check_log_names`)."""
     written: List[Path] = []
     base = Path(directory)
+    if contain:
+        check_log_names(run.plan, base)
     for job in run.jobs:
         p = job.plan
         for spec in p.logs:
-            kinds = ["iops"] if spec.kind == "iops" else ["bw"] if spec.kind == "bw" else ["lat", "clat", "slat"]
+            kinds = _log_kinds(spec.kind)
             for kind in kinds:
                 name = log_name(spec.prefix, kind, p.index, p.per_job_logs)
                 path = Path(name) if Path(name).is_absolute() else base / name

@@ -20,7 +20,6 @@ The package splits the work one job per module: ``load`` (directories -> runs, e
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,7 +167,7 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
     The file is written whole (through a temporary file and a rename) or not at all.
     """
     from ssdlab.inputs import check_path_text
-    from ssdlab.results import write_file_atomically
+    from ssdlab.outputs import check_output_file, write_output
 
     if isinstance(run_dirs, (str, bytes, os.PathLike)):
         run_dirs = [Path(check_path_text(run_dirs, "report: result directory"))]
@@ -181,24 +180,10 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
     out = Path(check_path_text(out, "report: output file"))
     if out.is_dir():
         raise SsdlabError(f"report: {out} is a directory; give a file name such as {out / 'report.html'}")
+    check_output_file(out, "report")  # the output-path policy (ssdlab.outputs), before the runs are read
     runs = load_runs(run_dirs)
     page = build_report(runs, title).html()
-    made = []
-    parent = out.parent
-    while not parent.exists():
-        made.append(parent)
-        parent = parent.parent
-    try:
-        for d in reversed(made):
-            os.mkdir(d)
-        write_file_atomically(out, page, "report")
-    except (OSError, SsdlabError) as exc:
-        for d in made:
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
-        if isinstance(exc, SsdlabError):
-            raise
-        raise SsdlabError(f"report: cannot write {out}: {exc.strerror or exc}") from None
+    write_output(out, page, "report")  # missing parents are created, and removed again if it fails
     return out
 
 
