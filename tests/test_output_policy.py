@@ -321,20 +321,26 @@ def test_dev_stdout_on_a_full_device_is_one_error_line(tmp_path: Path, tiny_job:
 # -- a full file system ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def tiny_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (root only)."""
+@contextlib.contextmanager
+def tmpfs(mnt: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted on `mnt` (root only; the test is skipped otherwise)."""
     if not ROOT or shutil.which("mount") is None:
         pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "mnt"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {r.stderr.decode().strip()}")
     try:
         yield mnt
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
+
+
+@pytest.fixture
+def tiny_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (root only)."""
+    with tmpfs(tmp_path / "mnt", "64k") as mnt:
+        yield mnt
 
 
 def test_a_full_file_system_fails_the_command_and_leaves_nothing(tiny_fs: Path, small_result: Path,
@@ -450,6 +456,18 @@ def test_a_symlink_where_a_result_file_goes_is_replaced_not_written_through(tmp_
         stage.commit()
     assert not (d / "hdtach.csv").is_symlink() and (d / "hdtach.csv").read_text() == "result"
     assert outside.read_text() == "keep me"
+
+
+def test_a_symlinked_out_on_another_file_system_is_followed(tmp_path: Path, tiny_job: Path) -> None:
+    """The staging directory goes next to where the link leads, so the result moves in by rename
+    (it used to be staged next to the link: 'Invalid cross-device link')."""
+    with tmpfs(tmp_path / "other", "16m") as other:
+        (other / "real").mkdir()
+        os.symlink(other / "real", tmp_path / "out")
+        status, _, err = run_cli(["fio", str(tiny_job), "--capacity", "1GiB", "-q", "--out", str(tmp_path / "out")])
+        assert status == 0, err
+        assert (other / "real" / "summary.json").is_file() and (tmp_path / "out").is_symlink()
+        assert leftovers(other) == [] and leftovers(tmp_path) == []
 
 
 # -- long names -----------------------------------------------------------------------------------------

@@ -275,8 +275,10 @@ class ResultStage:
                 os.mkdir(d)
                 self._made.append(d)
             # A short name of its own (not the target's plus a suffix), so any name the file system
-            # accepts as --out works (a 255-byte final component included).
-            self.path = self.target.parent / temp_name("stage")
+            # accepts as --out works (a 255-byte final component included); next to where a
+            # symbolic link --out leads, so the files move in by rename on the same file system.
+            near = Path(os.path.realpath(self.target)).parent if self.target.is_symlink() else self.target.parent
+            self.path = near / temp_name("stage")
             os.mkdir(self.path)
         except OSError as err:
             self._remove_parents()
