@@ -42,6 +42,10 @@ ROOT = os.geteuid() == 0
 SSDLAB = [sys.executable, "-m", "ssdlab"]
 TINY_JOB = "[w]\nrw=randwrite\nbs=4k\nsize=64m\nruntime=1\ntime_based\n"
 needs_root = pytest.mark.skipif(not ROOT, reason="device nodes and mounts need root")
+# Block-device twins use a major number reserved for local use (240), which no driver claims: if a
+# regression ever wrote to the node, the write would fail instead of landing on a real loop device
+# another test has attached (the policy refuses it by its type, S_ISBLK, before any open).
+BLOCK_RDEV = os.makedev(240, 0)
 
 
 def run_cli(args: List[str]) -> Tuple[int, str, str]:
@@ -159,7 +163,7 @@ def target_of(kind: str, where: Path, name: str) -> Iterator[Dict[str, Any]]:
         info["node"] = path
     elif kind in ("block", "link-to-block"):
         node = where / "blk" if kind == "link-to-block" else path
-        os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 0))
+        os.mknod(node, stat.S_IFBLK | 0o600, BLOCK_RDEV)
         if kind == "link-to-block":
             os.symlink(node, path)
         info["node"] = node
@@ -370,6 +374,26 @@ def test_stdout_on_a_full_file_system_is_an_error_not_a_short_file(tiny_fs: Path
                            stdout=f, stderr=subprocess.PIPE, text=True, timeout=60, env=env)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "No space left on device" in r.stderr, r.stderr
+
+
+@needs_root
+def test_calibrate_doc_charts_are_not_written_through_a_link_to_a_block_device(tmp_path: Path) -> None:
+    from ssdlab import calibrate
+
+    doc = tmp_path / "calibration.md"
+    doc.write_text(f"{calibrate.BEGIN}\nold\n{calibrate.END}\n", encoding="utf-8")
+    (tmp_path / "runs" / "clean-up-later-consistency").mkdir(parents=True)
+    (tmp_path / "runs" / "clean-up-later-consistency" / "steady_linear.png").write_bytes(b"png")
+    blk = tmp_path / "blk"
+    os.mknod(blk, stat.S_IFBLK | 0o600, BLOCK_RDEV)
+    (tmp_path / "img").mkdir()
+    os.symlink(blk, tmp_path / "img" / "fidelity-clean-up-later.png")
+    card = calibrate.Scorecard(capacity_bytes=calibrate.FULL_SIZE, seed=1)
+    card.checks = [calibrate.Check("clean-up-later", "a", "seed", "t", "m", True)]
+    with no_write_open_of(blk), pytest.raises(SsdlabError, match="block device"):
+        calibrate.update_doc(card, doc, tmp_path / "runs")
+    assert _node(blk) == (stat.S_IFBLK, BLOCK_RDEV)
+    assert (tmp_path / "img" / "fidelity-clean-up-later.png").is_symlink()
 
 
 # -- fio --out D --output D -----------------------------------------------------------------------------

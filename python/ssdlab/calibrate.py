@@ -17,7 +17,6 @@ preview, and their cache sizes are checked per TB.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
@@ -28,6 +27,7 @@ from numpy.typing import ArrayLike
 from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import DATA_LIMIT
 from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, write_file_atomically
 from ssdlab.simulate import consistency, consistency_steps
 from ssdlab.sizes import format_size
@@ -508,9 +508,12 @@ def text_table(card: Scorecard) -> str:
 def update_doc(card: Scorecard, doc: Union[str, Path], out_dir: Optional[Path] = None) -> Path:
     """Replaces the table between the scorecard markers of `doc` (a markdown file) with this
     scorecard's, and copies the docs' charts from `out_dir` into the doc's ``img/`` folder."""
+    from ssdlab.inputs import read_bytes, read_text
+    from ssdlab.outputs import write_output
+
     path = Path(doc)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, "calibration doc")  # a regular file, read up to a bound
     except OSError as err:
         raise SsdlabError(f"cannot read {str(path)!r}: {err.strerror or err}") from None
     if BEGIN not in text or END not in text:
@@ -522,8 +525,7 @@ def update_doc(card: Scorecard, doc: Union[str, Path], out_dir: Optional[Path] =
         img = path.parent / "img"
         for run, (chart, name) in DOC_CHARTS.items():
             src = out_dir / run / chart
-            if src.is_file():
-                img.mkdir(exist_ok=True)
-                shutil.copyfile(src, img / name)
+            if src.is_file():  # by the output-path policy: a link there is not written through to a device
+                write_output(img / name, read_bytes(src, "chart", DATA_LIMIT), "calibration chart")
     return path
 
