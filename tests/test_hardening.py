@@ -100,29 +100,32 @@ NASTY = st.one_of(
 
 
 def _float(text: str) -> Optional[float]:
+    """The number the CLI reads (limits.parse_number: ASCII, at most 40 characters, finite), or None."""
     try:
-        v = float(text.strip())
-    except ValueError:
+        return float(limits.parse_number(text, "value"))
+    except ssdlab.SsdlabError:
         return None
-    return v if math.isfinite(v) else None
 
 
 def _int(text: str) -> Optional[int]:
     try:
-        return int(text.strip())
-    except ValueError:
+        return int(limits.parse_number(text, "value", integer=True))
+    except ssdlab.SsdlabError:
         return None
+
+MINS = limits.MIN_SECONDS  # 1 ms: the shortest duration that can be run and recorded
+
 
 
 # (command, option, oracle: does the documented range accept this text?)
 MAXS = limits.MAX_SERIES_SECONDS
 CLI_VALUES = [
-    ("consistency", "--duration", lambda t: (v := _float(t)) is not None and 0 < v <= MAXS),
+    ("consistency", "--duration", lambda t: (v := _float(t)) is not None and MINS <= v <= MAXS),
     ("consistency", "--qd", lambda t: (v := _int(t)) is not None and 1 <= v <= 65536),
     ("consistency", "--spare-area", lambda t: (v := _float(t)) is not None and 0 <= v < 100),
-    ("hdtach", "--torture-minutes", lambda t: (v := _float(t)) is not None and 0 <= v and v * 60 <= MAXS),
-    ("wa", "--torture-minutes", lambda t: (v := _float(t)) is not None and 0 < v and v * 60 <= MAXS),
-    ("torture", "--idle-minutes", lambda t: (v := _float(t)) is not None and 0 <= v and v * 60 <= MAXS),
+    ("hdtach", "--torture-minutes", lambda t: (v := _float(t)) is not None and (v == 0 or MINS <= v * 60 <= MAXS)),
+    ("wa", "--torture-minutes", lambda t: (v := _float(t)) is not None and MINS <= v * 60 <= MAXS),
+    ("torture", "--idle-minutes", lambda t: (v := _float(t)) is not None and (v == 0 or MINS <= v * 60 <= MAXS)),
     ("wa", "--compressibility", lambda t: (v := _float(t)) is not None and 0 < v <= 1),
     ("used-vs-new", "--os-pct", lambda t: (v := _float(t)) is not None and 0 <= v < 90),
 ]
@@ -468,9 +471,11 @@ def _sim() -> Any:
     (lambda: jf.parse(None), "expected a path"),
     (lambda: DriveConfig.from_toml_file(None), "expected a path"),
     (lambda: ssdlab.report.write_report(42, "x.html"), "expected result directories"),
+    (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=16 * 2**20, block_size="32MiB"),
+     "larger than the 16 MiB"),
     (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=64 * 2**20, qd=0), "queue depth must be"),
     (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=64 * 2**20, block_size="3GiB"),
-     "larger than the 64 MiB"),
+     "larger than 32 MiB, the largest request"),
     (lambda: ssdlab.fio.device.hdtach_on_device("t.img", capacity=64 * 2**20, torture_minutes=-1),
      "torture must be zero or more"),
     (lambda: ssdlab.fio.device.torture_on_device("t.img", capacity=64 * 2**20, then=["idle:1e30"]),

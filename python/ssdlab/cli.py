@@ -563,8 +563,8 @@ def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
 @click.option(
     "--then",
     "then",
+    type=cv.actions,
     metavar="ACTIONS",
-    default="",
     help='Further actions after the idle pass, comma-separated: "pass" or "idle:MINUTES", e.g. "pass,idle:120,pass".',
 )
 @click.option(
@@ -578,7 +578,8 @@ def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
 @_sim_options
 @_device_options
 @click.pass_context
-def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float, pass_after_torture: bool, then: str,
+def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float, pass_after_torture: bool,
+                then: Optional[List[str]],
                 trim: bool, compressibility: float, sample_pct: float, drive: Optional[str], drive_file: Optional[str],
                 capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
                 report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
@@ -593,7 +594,7 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
     With --device, the same steps run on a real block device or file through fio (idle time is
     real time), with the safety checks of `ssdlab consistency --device`.
     """
-    actions = [a.strip() for a in then.split(",")] if then.strip() else []
+    actions = then or []
     what = f"{torture_minutes:g} min torture" + (", pass" if pass_after_torture else "")
     if idle_minutes > 0:
         what += f", {idle_minutes:g} min idle, pass"
@@ -619,7 +620,7 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
 @cli.command("used-vs-new")
 @click.option(
     "--test-span",
-    type=cv.block_size,
+    type=cv.test_span,
     metavar="SIZE",
     help="Bytes the random writes cover, after the OS area. [default: 8 GB or a quarter of the drive, the smaller]",
 )
@@ -801,14 +802,6 @@ def _seconds(value: Any, what: str) -> float:
     return float(value)
 
 
-def _speed(value: Any, what: str) -> float:
-    import math
-
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= 1e9):
-        raise SsdlabError(f"{what} must be a positive factor up to 1e9 (2 replays twice as fast), got {value!r}")
-    return float(value)
-
-
 def _positive_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SsdlabError(f"{what} must be a positive whole number, got {value!r}")
@@ -834,7 +827,7 @@ def _positive_int(value: Any, what: str) -> int:
 @click.option("--timing", type=click.Choice(("trace", "afap")), default="trace", show_default=True,
               help="trace: open loop at the trace's timestamps (queueing shows in latency); afap: closed loop, "
                    "as fast as possible at --qd.")
-@click.option("--speed", type=cv.Checked("x", _speed), default=1.0, show_default=True, metavar="X",
+@click.option("--speed", type=cv.replay_speed, default=1.0, show_default=True, metavar="X",
               help="With --timing trace: X times faster (2) or slower (0.5) than recorded.")
 @click.option("--qd", type=cv.queue_depth, default=32, show_default=True, metavar="N",
               help="With --timing afap: requests kept outstanding.")
@@ -1136,7 +1129,12 @@ def _main(args: List[str]) -> int:
     except OSError as err:
         if err.errno == errno.EPIPE:  # pragma: no cover - BrokenPipeError above
             return 1
-        where = f" ({err.filename})" if err.filename else ""
+        name = os.fsdecode(err.filename) if isinstance(err.filename, (str, bytes)) else None
+        if err.errno == errno.ENAMETOOLONG:
+            shown = f" {name[:40]!r}{'...' if len(name) > 40 else ''} ({len(os.fsencode(name))} bytes)" if name else ""
+            return _fail(f"the name{shown} is too long for the file system (ENAMETOOLONG: most allow 255 bytes per "
+                         f"name, 4095 per path); choose a shorter one")
+        where = f" ({name})" if name else ""
         return _fail(f"{err.strerror or err}{where}")
     finally:
         _settle_stdout()

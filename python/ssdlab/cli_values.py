@@ -6,7 +6,7 @@ docs/parameters.md.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 import click
 
@@ -14,8 +14,8 @@ from ssdlab import limits
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size, parse_size
 
-__all__ = ["Checked", "Size", "SEED", "capacity", "duration", "fraction", "minutes", "op", "percent", "percent_of_position",
-           "queue_depth"]
+__all__ = ["Actions", "Checked", "Size", "SEED", "actions", "block_size", "capacity", "duration", "fraction", "minutes", "op", "percent",
+           "percent_of_position", "queue_depth", "replay_speed", "test_span"]
 
 
 class Size(click.ParamType):
@@ -24,9 +24,10 @@ class Size(click.ParamType):
 
     name = "size"
 
-    def __init__(self, multiple: Optional[int] = None, positive: bool = True) -> None:
+    def __init__(self, multiple: Optional[int] = None, positive: bool = True, maximum: Optional[int] = None) -> None:
         self.multiple = multiple
         self.positive = positive
+        self.maximum = maximum
 
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -43,12 +44,16 @@ class Size(click.ParamType):
             hint = f" (e.g. {format_size(lower)})" if lower else ""
             self.fail(f"{value!r} is {n} bytes, not a whole number of {format_size(self.multiple)} blocks; give a "
                       f"multiple of {self.multiple}{hint}", param, ctx)
+        if self.maximum is not None and n > self.maximum:
+            self.fail(f"{value!r} is larger than {format_size(self.maximum)}, the largest request a drive takes in "
+                      f"one command (docs/parameters.md, Bounds); give a smaller size", param, ctx)
         return n
 
 
 class Checked(click.ParamType):
     """A number read as `base` (float or int) and checked by `check(value, what)` from
-    `ssdlab.limits`."""
+    `ssdlab.limits`. Text is read by `limits.parse_number`: ASCII digits only (no Unicode digits,
+    no ``1_000``), at most 40 characters, finite."""
 
     def __init__(self, name: str, check: Callable[[Any, str], Any], base: type = float) -> None:
         self.name = name
@@ -58,14 +63,51 @@ class Checked(click.ParamType):
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
         if isinstance(value, str):
             try:
-                value = self.base(value.strip())
-            except ValueError:
-                kind = "a whole number" if self.base is int else "a number"
-                self.fail(f"{value!r} is not {kind}", param, ctx)
+                value = limits.parse_number(value, "value", integer=self.base is int)
+            except SsdlabError as err:
+                self.fail(str(err).removeprefix("value: "), param, ctx)
         try:
             return self.check(value, "value")
         except SsdlabError as err:
-            self.fail(str(err).replace("value ", "", 1).replace("value", "it", 1), param, ctx)
+            message = str(err)
+            for lead in ("value of ", "value "):  # "value of 1e-30 s is ..." -> "1e-30 s is ..."
+                if message.startswith(lead):
+                    message = message[len(lead):]
+                    break
+            self.fail(message.replace("value", "it", 1), param, ctx)
+
+
+class Actions(click.ParamType):
+    """Torture's further actions, comma-separated: ``pass`` or ``idle:MINUTES`` (minutes checked as
+    --idle-minutes, above 0). Read as a list of the actions; empty text or an empty item is refused
+    (leave the option out for none)."""
+
+    name = "actions"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> List[str]:
+        if isinstance(value, list):
+            return value
+        text = str(value)
+        if not text.strip():
+            self.fail("the text is empty; leave the option out for no further actions, or give actions such as 'pass,idle:120,pass'",
+                      param, ctx)
+        actions = []
+        for i, raw in enumerate(text.split(","), start=1):
+            action = raw.strip()
+            if action == "pass":
+                actions.append(action)
+                continue
+            if not action.startswith("idle:"):
+                what = "empty" if not action else f"{action!r}"
+                self.fail(f"action {i} of {text.strip()!r} is {what}; each action is 'pass' or 'idle:MINUTES', "
+                          "separated by commas", param, ctx)
+            try:
+                limits.minutes(limits.parse_number(action[len("idle:"):], f"action {i} ({action})"),
+                               f"action {i} ({action})")
+            except SsdlabError as err:
+                self.fail(str(err), param, ctx)
+            actions.append(action)
+        return actions
 
 
 def _op(value: Any, what: str) -> float:
@@ -87,7 +129,10 @@ op = Checked("fraction", _op)
 fraction = Checked("fraction", lambda v, w: limits.fraction(v, w))
 SEED = Checked("n", _seed, base=int)
 capacity = Size()
-block_size = Size(multiple=4096)
+block_size = Size(multiple=4096, maximum=limits.MAX_BLOCK_BYTES)
+test_span = Size(multiple=4096)
+actions = Actions()
+replay_speed = Checked("x", lambda v, w: limits.replay_speed(v, w))
 
 
 def percent(upper: float = 100.0) -> Checked:

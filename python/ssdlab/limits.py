@@ -18,16 +18,21 @@ from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size, parse_size
 
 __all__ = [
+    "MAX_BLOCK_BYTES",
     "MAX_INTERVALS",
+    "MAX_REPLAY_SPEED",
     "MAX_QUEUE_DEPTH",
     "MAX_SCHEDULED_SECONDS",
     "MAX_SERIES_SECONDS",
+    "MIN_REPLAY_SPEED",
+    "MIN_SECONDS",
     "block_size",
     "fraction",
     "number",
     "parse_number",
     "percent",
     "queue_depth",
+    "replay_speed",
     "seconds",
     "minutes",
 ]
@@ -38,6 +43,18 @@ MAX_INTERVALS: int = int(_L["max_intervals"])
 MAX_SCHEDULED_SECONDS: float = float(_L["max_scheduled_seconds"])
 MAX_SERIES_SECONDS: float = float(MAX_INTERVALS)
 """The longest phase with a per-second series (consistency, used-vs-new, device runs): 10^7 s."""
+MAX_BLOCK_BYTES: int = int(_L["max_block_bytes"])
+"""The largest request: 32 MiB, the largest command Linux sends a drive (ATA's 48-bit commands:
+65 536 sectors of 512 bytes; NVMe drives take less)."""
+MIN_REPLAY_SPEED: float = float(_L["min_replay_speed"])
+MAX_REPLAY_SPEED: float = float(_L["max_replay_speed"])
+"""A trace replay's speed factor: 10^-9 to 10^9. Slower than 10^-9, one nanosecond of the trace
+lasts more than a simulated second, and one second of it more than the 10^9 s a drive may be
+scheduled for."""
+MIN_SECONDS = 0.001
+"""The shortest duration a command takes (--duration, --torture-minutes, --idle-minutes): 1 ms.
+fio runs and logs whole milliseconds, and the core's finest series interval is 1 ms, so a shorter
+duration cannot be run or recorded as given."""
 
 
 def number(value: Any, what: str) -> float:
@@ -79,10 +96,14 @@ def parse_number(text: Any, what: str, *, integer: bool = False, max_chars: int 
 
 
 def seconds(value: Any, what: str, *, allow_zero: bool = False, maximum: float = MAX_SERIES_SECONDS) -> float:
-    """A duration in seconds: positive (or zero with `allow_zero`) and at most `maximum`."""
+    """A duration in seconds: positive (or zero with `allow_zero`), at least 1 ms unless zero, and
+    at most `maximum`."""
     v = number(value, what)
     if v < 0 or (v == 0 and not allow_zero):
         raise SsdlabError(f"{what} must be {'zero or more' if allow_zero else 'positive'}, got {value!r}")
+    if 0 < v < MIN_SECONDS:
+        raise SsdlabError(f"{what} of {v:g} s is shorter than 1 ms, the finest time ssdlab runs and records "
+                          f"(fio counts whole milliseconds){'; give 0 for none' if allow_zero else ''}")
     if v > maximum:
         raise SsdlabError(f"{what} of {v:g} s is more than the {maximum:g} s (about {maximum / 86400:,.0f} days) "
                           f"ssdlab can run or record per phase")
@@ -94,6 +115,9 @@ def minutes(value: Any, what: str, *, allow_zero: bool = False, maximum_s: float
     v = number(value, what)
     if v < 0 or (v == 0 and not allow_zero):
         raise SsdlabError(f"{what} must be {'zero or more' if allow_zero else 'positive'} minutes, got {value!r}")
+    if 0 < v * 60 < MIN_SECONDS:
+        raise SsdlabError(f"{what} of {v:g} min is shorter than 1 ms, the finest time ssdlab runs and records "
+                          f"(fio counts whole milliseconds){'; give 0 for none' if allow_zero else ''}")
     if v * 60 > maximum_s:
         raise SsdlabError(f"{what} of {v:g} min is more than the {maximum_s / 60:g} min ssdlab can run per phase")
     return v
@@ -125,14 +149,28 @@ def queue_depth(value: Any, what: str = "queue depth") -> int:
 
 
 def block_size(value: Any, what: str = "block size", *, span: int | None = None) -> int:
-    """A request size: a positive multiple of 4096 bytes (a size string such as "4k" is read), no
-    larger than `span` when given."""
+    """A request size: a positive multiple of 4096 bytes (a size string such as "4k" is read), at
+    most `MAX_BLOCK_BYTES` and no larger than `span` when given."""
     v = parse_size(value, what=what) if isinstance(value, (str, int)) else value
     if isinstance(v, bool) or not isinstance(v, int):
         raise SsdlabError(f"{what} must be a size such as 4096 or '4k', got {value!r}")
     if v <= 0 or v % 4096:
         raise SsdlabError(f"{what} must be a positive multiple of 4096 bytes (4 KiB), got {v}")
+    if v > MAX_BLOCK_BYTES:
+        raise SsdlabError(f"{what} {format_size(v)} is larger than {format_size(MAX_BLOCK_BYTES)}, the largest "
+                          f"request a drive takes in one command; use a smaller block size")
     if span is not None and v > span:
         raise SsdlabError(f"{what} {format_size(v)} is larger than the {format_size(span)} being tested; "
                           f"use a smaller block size or a larger --capacity")
+    return v
+
+
+def replay_speed(value: Any, what: str = "speed") -> float:
+    """A trace replay's speed factor, from `MIN_REPLAY_SPEED` to `MAX_REPLAY_SPEED`."""
+    v = number(value, what)
+    if not MIN_REPLAY_SPEED <= v <= MAX_REPLAY_SPEED:
+        why = (f": slower than {MIN_REPLAY_SPEED:g}, one nanosecond of the trace would last more than a simulated "
+               f"second" if v < MIN_REPLAY_SPEED else "")
+        raise SsdlabError(f"{what} must be a factor from {MIN_REPLAY_SPEED:g} to {MAX_REPLAY_SPEED:g} (2 replays "
+                          f"twice as fast, 0.5 half as fast), got {value!r}{why}")
     return v

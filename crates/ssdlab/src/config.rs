@@ -714,10 +714,14 @@ impl DriveConfig {
             )));
         }
         if let Some(idle) = &f.idle_gc {
-            if !(idle.delay_s.is_finite() && idle.delay_s >= 0.0) {
+            if !(idle.delay_s.is_finite()
+                && (0.0..=limits::MAX_SCHEDULED_SECONDS).contains(&idle.delay_s))
+            {
                 return Err(Error::Config(format!(
-                    "ftl.idle_gc.delay_s must be zero or more, got {}",
-                    idle.delay_s
+                    "ftl.idle_gc.delay_s must be from 0 to {:e} seconds (the longest a drive can be scheduled \
+                     for; a longer delay never ends), got {}",
+                    limits::MAX_SCHEDULED_SECONDS,
+                    readable(idle.delay_s)
                 )));
             }
             if !(idle.duty > 0.0 && idle.duty <= 1.0) {
@@ -953,6 +957,22 @@ mod tests {
         }
         cfg.ftl.gc_copies_between_stalls = None;
         cfg.validate().unwrap();
+    }
+
+    #[test]
+    fn the_idle_gc_delay_fits_the_clock() {
+        // 1.7e10 s and 1.9e10 s both mean "never", but only the first fits a u64 of ns: beyond
+        // the scheduled-seconds bound the delay is refused rather than saturated.
+        let mut cfg = crate::presets::get("idle-gc").unwrap();
+        for bad in [-1.0, f64::NAN, f64::INFINITY, 1.7e10, 1.9e10, 1e300, 1.000001e9] {
+            cfg.ftl.idle_gc.as_mut().unwrap().delay_s = bad;
+            let err = cfg.validate().unwrap_err().to_string();
+            assert!(err.contains("ftl.idle_gc.delay_s"), "{err}");
+        }
+        for good in [0.0, 5.0, limits::MAX_SCHEDULED_SECONDS] {
+            cfg.ftl.idle_gc.as_mut().unwrap().delay_s = good;
+            cfg.validate().unwrap();
+        }
     }
 
     #[test]

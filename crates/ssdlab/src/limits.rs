@@ -40,6 +40,21 @@ pub const MIN_RATE_IOPS: f64 = 1.0;
 /// The deepest queue: fio's own `iodepth` limit.
 pub const MAX_QUEUE_DEPTH: u32 = 65_536;
 
+/// The largest request, in bytes: 32 MiB, the largest command Linux sends a drive (ATA's 48-bit
+/// commands carry at most 65 536 sectors of 512 bytes; NVMe drives take less, their MDTS). A
+/// larger host request reaches a real drive split into commands of this size or smaller, so one
+/// request of it would simulate a drive no host can talk to; it would also make a per-second
+/// IOPS series count a request or none.
+pub const MAX_BLOCK_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The fastest trace replay, as a factor of the recorded timing.
+pub const MAX_REPLAY_SPEED: f64 = 1e9;
+
+/// The slowest trace replay: 10^-9. Slower, one nanosecond of the trace (the finest clock any
+/// format records) lasts more than a simulated second, and a trace of one second more than the
+/// 10^9 s a drive may be scheduled for (`MAX_SCHEDULED_SECONDS`).
+pub const MIN_REPLAY_SPEED: f64 = 1e-9;
+
 /// The bounds as JSON (for the Python package, which checks CLI values and device runs against
 /// the same numbers before anything runs or is written).
 pub fn to_json() -> String {
@@ -53,6 +68,9 @@ pub fn to_json() -> String {
         "min_rate_iops": MIN_RATE_IOPS,
         "max_queue_depth": MAX_QUEUE_DEPTH,
         "max_requests": MAX_REQUESTS,
+        "max_block_bytes": MAX_BLOCK_BYTES,
+        "min_replay_speed": MIN_REPLAY_SPEED,
+        "max_replay_speed": MAX_REPLAY_SPEED,
     })
     .to_string()
 }

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
+from ssdlab import limits
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.replay.reader import Batch, Selection, TraceReader, extent
@@ -130,8 +131,7 @@ def replay(
         raise SsdlabError(f"unknown fit {fit!r}; choose refuse, wrap or scale")
     if timing not in TIMINGS:
         raise SsdlabError(f"unknown timing {timing!r}; choose trace or afap")
-    if not (isinstance(speed, (int, float)) and math.isfinite(speed) and 0 < speed <= 1e9):
-        raise SsdlabError(f"speed must be a positive factor (e.g. 2 for twice as fast), got {speed!r}")
+    speed = limits.replay_speed(speed)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise SsdlabError(f"the request limit must be a positive whole number, got {limit!r}")
     for name, v in (("start", start_s), ("end", end_s)):

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Step;
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::units::UNIT_BYTES;
 use crate::workload::{Pattern, PhaseResult, Rw, Workload};
 
@@ -41,6 +42,18 @@ impl Consistency {
                 "spare area must be at least 0 and below 100 percent, got {}",
                 self.spare_area_pct
             )));
+        }
+        for (what, bytes) in [
+            ("block size", self.block_bytes),
+            ("fill block size", self.fill_block_bytes),
+        ] {
+            if bytes > limits::MAX_BLOCK_BYTES {
+                return Err(Error::Workload(format!(
+                    "{what} of {bytes} bytes is larger than the {} bytes (32 MiB) a drive takes in one command; \
+                     use a smaller block size",
+                    limits::MAX_BLOCK_BYTES
+                )));
+            }
         }
         let raw = (user_bytes as f64 * (1.0 - self.spare_area_pct / 100.0)) as u64;
         let unit = self.fill_block_bytes.max(self.block_bytes).max(UNIT_BYTES);

@@ -230,6 +230,18 @@ fn finite_positive(name: &str, v: f64) -> Result<()> {
     }
 }
 
+/// Refuses a request larger than `limits::MAX_BLOCK_BYTES`.
+fn too_large(name: &str, what: &str, bytes: u64) -> Result<()> {
+    if bytes > limits::MAX_BLOCK_BYTES {
+        return Err(Error::Workload(format!(
+            "{name}: {what} of {bytes} bytes is larger than the {} bytes (32 MiB) a drive takes in one \
+             command; use a smaller block size",
+            limits::MAX_BLOCK_BYTES
+        )));
+    }
+    Ok(())
+}
+
 impl Workload {
     fn plan(&self, user_units: u64) -> Result<Plan> {
         let name = if self.label.is_empty() {
@@ -244,6 +256,7 @@ impl Workload {
                 self.block_bytes
             )));
         }
+        too_large(name, "block size", self.block_bytes)?;
         if self.queue_depth == 0 || self.queue_depth > limits::MAX_QUEUE_DEPTH {
             return Err(Error::Workload(format!(
                 "{name}: queue depth must be between 1 and {}, got {}",
@@ -310,6 +323,11 @@ impl Workload {
         }
         if let Some(d) = self.duration_s {
             finite_positive(&format!("{name}: duration"), d)?;
+            if d < 1.0 / NS_PER_SEC as f64 {
+                return Err(Error::Workload(format!(
+                    "{name}: duration of {d:e} s is shorter than the clock's resolution (1 ns)"
+                )));
+            }
             if d > limits::MAX_SCHEDULED_SECONDS {
                 return Err(Error::Workload(format!(
                     "{name}: duration of {d} s is beyond the {:e} s a drive can be scheduled for",
@@ -383,6 +401,7 @@ impl Workload {
             .validate(span_bytes)
             .map_err(|e| Error::Workload(format!("{name}: {e}")))?;
         let largest = self.check_sizes(name)?;
+        too_large(name, "the largest request size", largest)?;
         if span_bytes < largest {
             return Err(Error::Workload(format!(
                 "{name}: the span ({span_bytes} bytes) is smaller than the largest request ({largest} bytes)"

@@ -115,9 +115,13 @@ impl Replay {
         }
         let (speed, depth) = match options.timing {
             Timing::Trace { speed } => {
-                if !(speed.is_finite() && speed > 0.0 && speed <= 1e9) {
+                if !(speed.is_finite()
+                    && (limits::MIN_REPLAY_SPEED..=limits::MAX_REPLAY_SPEED).contains(&speed))
+                {
                     return Err(Error::Workload(format!(
-                        "speed must be a positive factor up to 1e9, got {speed}"
+                        "speed must be a factor from {:e} to {:e}, got {speed}",
+                        limits::MIN_REPLAY_SPEED,
+                        limits::MAX_REPLAY_SPEED
                     )));
                 }
                 (speed, 0)
@@ -166,27 +170,43 @@ impl Replay {
         (self.last_arrival - self.start).as_secs_f64()
     }
 
-    /// When request `r` is submitted.
-    fn arrival(&mut self, r: &TraceRequest) -> SimTime {
+    /// When request `r` is submitted; an error if the trace's time, scaled by the speed, runs past
+    /// what one replay may be scheduled for (checked before it becomes a clock value, so it never
+    /// saturates or wraps).
+    fn arrival(&mut self, r: &TraceRequest) -> Result<SimTime> {
         if self.slots.is_empty() {
             let first = *self.first_trace_ns.get_or_insert(r.time_ns);
             let since = r.time_ns.saturating_sub(first);
             // At the recorded speed, times stay exact integers.
             let scaled = if (self.speed - 1.0).abs() < f64::EPSILON {
-                since
+                since as f64
             } else {
-                (since as f64 / self.speed).round() as u64
+                (since as f64 / self.speed).round()
             };
-            let t = self.start + SimTime(scaled);
+            if scaled > limits::MAX_SCHEDULED_SECONDS * NS_PER_SEC as f64 {
+                return Err(self.too_long(scaled));
+            }
+            let t = self.start + SimTime(scaled as u64);
             if t < self.last_arrival {
                 self.stats.out_of_order += 1;
-                return self.last_arrival;
+                return Ok(self.last_arrival);
             }
-            t
+            Ok(t)
         } else {
             let Reverse(t) = *self.slots.peek().expect("a closed loop has slots");
-            t.max(self.last_arrival)
+            Ok(t.max(self.last_arrival))
         }
+    }
+
+    fn too_long(&self, since_ns: f64) -> Error {
+        Error::Workload(format!(
+            "the trace reaches {:.0} simulated seconds, more than one replay can record ({} intervals of {} ms, \
+             at most {:e} s); raise --speed, or select a shorter time window",
+            since_ns / NS_PER_SEC as f64,
+            limits::MAX_INTERVALS,
+            self.options.interval_ms,
+            limits::MAX_SCHEDULED_SECONDS
+        ))
     }
 
     /// Replays `requests` in order.
@@ -208,18 +228,12 @@ impl Replay {
     }
 
     fn one(&mut self, drive: &mut Drive, r: &TraceRequest) -> Result<()> {
-        let t = self.arrival(r);
+        let t = self.arrival(r)?;
         let since = (t - self.start).ns();
         if since as f64 > limits::MAX_SCHEDULED_SECONDS * NS_PER_SEC as f64
             || since / self.interval_ns >= limits::MAX_INTERVALS
         {
-            return Err(Error::Workload(format!(
-                "the trace reaches {:.0} simulated seconds, more than one replay can record ({} intervals of {} ms); \
-                 raise --speed, or select a shorter time window",
-                since as f64 / NS_PER_SEC as f64,
-                limits::MAX_INTERVALS,
-                self.options.interval_ms
-            )));
+            return Err(self.too_long(since as f64));
         }
         self.last_arrival = t;
         let end = r.offset + r.length;

@@ -181,3 +181,26 @@ fn requests_beyond_the_drive_are_refused() {
     let err = r.feed(&mut d, &bad).unwrap_err().to_string();
     assert!(err.contains("runs past"), "{err}");
 }
+
+#[test]
+fn speeds_that_stretch_time_past_the_clock_are_refused() {
+    let mut d = drive();
+    for bad in [1e-30, 1e-15, 0.99e-9, 1.01e9, 0.0, f64::NAN] {
+        let err = Replay::start(&mut d, options(Timing::Trace { speed: bad }))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.contains("speed must be"), "{err}");
+    }
+    // At the slowest speed a request one second into the trace lands past the scheduling bound:
+    // an error, never a saturated or wrapped clock.
+    let mut r = Replay::start(&mut d, options(Timing::Trace { speed: 1e-9 })).unwrap();
+    let reqs = [0u64, 2_000_000_000].map(|t| TraceRequest {
+        kind: IoKind::Write,
+        offset: 0,
+        length: 4096,
+        time_ns: t,
+    });
+    let err = r.feed(&mut d, &reqs).unwrap_err().to_string();
+    assert!(err.contains("raise --speed"), "{err}");
+}

@@ -100,3 +100,39 @@ fn position_buckets_cover_a_sequential_pass() {
     );
     assert!(done[0] > 0);
 }
+
+#[test]
+fn requests_beyond_the_largest_command_are_refused() {
+    let mut d = drive();
+    let over = ssdlab::limits::MAX_BLOCK_BYTES + UNIT_BYTES;
+    for w in [
+        Workload {
+            block_bytes: over,
+            ..Workload::default()
+        },
+        Workload {
+            block_range: Some([4096, over]),
+            ..Workload::default()
+        },
+    ] {
+        let err = run_steps(&mut d, &[Step::Run { workload: w }], 1, &mut |_, _| true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a drive takes in one command"), "{err}");
+    }
+    // A duration below the clock's resolution would round to no time at all.
+    let w = Workload {
+        duration_s: Some(1e-30),
+        ..Workload::default()
+    };
+    let err = run_steps(&mut d, &[Step::Run { workload: w }], 1, &mut |_, _| true)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("resolution"), "{err}");
+    let w = Workload {
+        block_bytes: ssdlab::limits::MAX_BLOCK_BYTES,
+        io_limit: Some(4),
+        ..Workload::default()
+    };
+    run(&mut d, &[Step::Run { workload: w }]);
+}
