@@ -12,29 +12,63 @@ directories and charts.
     >>> ssdlab.sweep("study.toml", "runs/study")    # many points on Dask into runs/study/results.parquet
 """
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads either)
 
-from ssdlab._core import __version__
-from ssdlab.config import DriveConfig, load_preset, preset_names
-from ssdlab.errors import SsdlabError
-from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_case_wa
-from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
-from ssdlab.simulate import Simulator, StepResult, consistency
-
+# Every name is imported on first use (PEP 562), so `import ssdlab` (and the console script's
+# entry, ssdlab._entry) costs nothing until a name is used: the CLI then handles Ctrl-C from its
+# first moments, while its own imports run (see ssdlab._entry).
+_NAMES = {
+    "__version__": "ssdlab._core",
+    "DriveConfig": "ssdlab.config",
+    "load_preset": "ssdlab.config",
+    "preset_names": "ssdlab.config",
+    "SsdlabError": "ssdlab.errors",
+    "hdtach": "ssdlab.procedures",
+    "saturation": "ssdlab.procedures",
+    "torture": "ssdlab.procedures",
+    "used_vs_new": "ssdlab.procedures",
+    "worst_case_wa": "ssdlab.procedures",
+    "ConsistencyResult": "ssdlab.results",
+    "HdtachResult": "ssdlab.results",
+    "SaturationResult": "ssdlab.results",
+    "UsedVsNewResult": "ssdlab.results",
+    "WorstCaseWaResult": "ssdlab.results",
+    "Simulator": "ssdlab.simulate",
+    "StepResult": "ssdlab.simulate",
+    "consistency": "ssdlab.simulate",
+    "ReplayResult": "ssdlab.replay",
+}
 # `sweep` and `replay` are packages you can call (`ssdlab.sweep(spec, out)`,
-# `ssdlab.replay(trace, drive)`); they are imported on first use, so that `import ssdlab` and the
-# CLI's other commands do not pay for them.
+# `ssdlab.replay(trace, drive)`).
 _LAZY = {"sweep": "ssdlab.sweep", "replay": "ssdlab.replay"}
 
+if TYPE_CHECKING:
+    from typing import Any
 
-def __getattr__(name: str) -> Any:
+    from ssdlab._core import __version__
+    from ssdlab.config import DriveConfig, load_preset, preset_names
+    from ssdlab.errors import SsdlabError
+    from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_case_wa
+    from ssdlab.replay import ReplayResult
+    from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
+    from ssdlab.simulate import Simulator, StepResult, consistency
+
+
+def __getattr__(name: str) -> "Any":
     import importlib
 
     if name in _LAZY:
         return importlib.import_module(_LAZY[name])
-    if name == "ReplayResult":
-        return importlib.import_module("ssdlab.replay").ReplayResult
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'ssdlab' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_NAMES) | set(_LAZY))
+
 
 __all__ = [
     "ConsistencyResult",

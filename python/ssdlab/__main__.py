@@ -2,6 +2,6 @@
 
 import sys
 
-from ssdlab.cli import main
+from ssdlab._entry import main
 
 sys.exit(main())
