@@ -104,7 +104,7 @@ def test_a_folder_of_runs_passes_over_other_kinds_of_results(tmp_path):
     broken.mkdir()
     (broken / "summary.json").write_text("{")
     assert expand_run_dirs([tmp_path / "runs"]) == [run, broken]
-    with pytest.raises(SsdlabError, match=f"{broken}/summary.json: not valid JSON"):
+    with pytest.raises(SsdlabError, match=f"{broken}/summary.json: is not valid JSON"):
         load_runs([tmp_path / "runs"])
     with pytest.raises(SsdlabError, match="unknown scenario 'fio'"):
         load_runs([fio])
@@ -123,7 +123,7 @@ def _break(tmp_path: Path, how: str) -> tuple[Path, str]:
         return d, "not an ssdlab result directory (no summary.json)"
     if how == "bad json":
         (d / "summary.json").write_text('{"scenario": "consistency",')
-        return d, "summary.json: not valid JSON"
+        return d, "summary.json: is not valid JSON"
     if how == "not an object":
         (d / "summary.json").write_text("[1, 2]")
         return d, "summary.json: not a JSON object"

@@ -137,6 +137,37 @@ def _probe(directory: Path) -> None:
     os.rmdir(probe)
 
 
+def check_name_lengths(path: Path, what: str) -> None:
+    """Refuses (`SsdlabError`) a path the file system cannot hold: a name longer than its
+    NAME_MAX (255 bytes on most) or a whole path longer than PATH_MAX (4096), which would fail
+    with ENAMETOOLONG ("File name too long") at the first call that touches it."""
+    existing = path.parent
+    while True:
+        try:
+            if existing.is_dir():
+                break
+        except OSError:
+            pass
+        if existing == existing.parent:
+            break
+        existing = existing.parent
+    try:
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+        path_max = os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > name_max:
+            shown = part if len(part) <= 24 else f"{part[:16]}..."
+            raise SsdlabError(f"{what} {shown!r}: the name is {size} bytes, too long for the file system (at most "
+                              f"{name_max} bytes per name: ENAMETOOLONG); choose a shorter name")
+    size = len(os.fsencode(str(path.absolute())))
+    if size >= path_max:
+        raise SsdlabError(f"{what}: the path is {size} bytes, too long for the file system (at most {path_max - 1} "
+                          f"bytes: ENAMETOOLONG); choose a shorter path")
+
+
 def check_output_dir(out_dir: PathLike, scenario: Optional[str] = None) -> Path:
     """Checks that results can be written to `out_dir` (without creating it) and returns it.
 
@@ -152,6 +183,7 @@ def check_output_dir(out_dir: PathLike, scenario: Optional[str] = None) -> Path:
         raise SsdlabError("the output directory name is empty; give a directory such as runs/my-test")
     check_path_text(raw, "output directory")
     path = Path(raw).expanduser()
+    check_name_lengths(path, "output directory")
     if path.exists() and not path.is_dir():
         raise SsdlabError(f"output directory {str(path)!r} exists and is not a directory; choose another name")
     existing = path
@@ -512,14 +544,9 @@ class ConsistencyResult:
         import pandas as pd
 
         d = Path(directory)
-        try:
-            summary = json.loads(read_text(d / "summary.json", "result file", DATA_LIMIT))
-            iops = pd.read_csv(io.BytesIO(read_bytes(d / "iops.csv", "result file", DATA_LIMIT)))
-            series = pd.read_csv(io.BytesIO(read_bytes(d / "series.csv", "result file", DATA_LIMIT)))
-        except (OSError, ValueError) as err:
-            raise SsdlabError(f"cannot read a consistency result from {str(d)!r}: {err}") from None
-        if summary.get("scenario") != "consistency":
-            raise SsdlabError(f"{str(d)!r} holds a {summary.get('scenario')!r} result, not a consistency one")
+        summary = _read_summary(d, ("consistency",))
+        iops = _read_csv(d, "iops.csv", IOPS_COLUMNS, finite=IOPS_COLUMNS)
+        series = _read_csv(d, "series.csv", SERIES_COLUMNS, finite=("time_s", "iops"))
         return cls(iops, series, summary)
 
     # -- charts and files ------------------------------------------------------------------------
@@ -597,16 +624,19 @@ def procedure_summary(
 
 def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
     try:
-        summary: Dict[str, Any] = json.loads(read_text(d / "summary.json", "result file", DATA_LIMIT))
-    except (OSError, ValueError) as err:
+        text = read_text(d / "summary.json", "result file", DATA_LIMIT)
+    except (OSError, SsdlabError) as err:
         raise SsdlabError(f"cannot read a {scenarios[0]} result from {str(d)!r}: {err}") from None
+    summary: Any = parse_json(text, str(d / "summary.json"))  # nesting bounded: no RecursionError
     if not isinstance(summary, dict) or summary.get("scenario") not in scenarios:
         got = summary.get("scenario") if isinstance(summary, dict) else None
         raise SsdlabError(f"{str(d)!r} holds a {got!r} result, not a {' or '.join(scenarios)} one")
     return summary
 
 
-def _read_csv(d: Path, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
+def _read_csv(d: Path, name: str, columns: tuple[str, ...], finite: Sequence[str] = ()) -> pd.DataFrame:
+    """The CSV file `name` of result directory `d`, with exactly `columns`; the `finite` ones must
+    hold finite numbers (`finite_column`)."""
     import pandas as pd
 
     try:
@@ -615,7 +645,26 @@ def _read_csv(d: Path, name: str, columns: tuple[str, ...]) -> pd.DataFrame:
         raise SsdlabError(f"cannot read {name} from {str(d)!r}: {err}") from None
     if tuple(frame.columns) != columns:
         raise SsdlabError(f"{str(d / name)!r} has columns {', '.join(frame.columns)}; expected {', '.join(columns)}")
+    for column in finite:
+        frame[column] = finite_column(frame[column], d / name, column)
     return frame
+
+
+def finite_column(column: pd.Series, path: PathLike, name: str) -> pd.Series:
+    """`column` of the CSV file `path` as finite numbers, or a one-line `SsdlabError` naming the
+    file, the column and the line of the first value that is not one (text, NaN, an infinity, or a
+    numeral beyond a double's range such as 1e400 or 5000 digits)."""
+    import pandas as pd
+
+    values = pd.to_numeric(column, errors="coerce")
+    bad = ~np.isfinite(values.to_numpy(dtype="float64", na_value=np.nan))
+    if bad.any():
+        i = int(bad.nonzero()[0][0])
+        shown = str(column.iloc[i])
+        shown = shown if len(shown) <= 24 else f"{shown[:12]}... ({len(shown)} characters)"
+        raise SsdlabError(f"{path}: column {name!r} has a non-number on line {i + 2}: {shown!r} is not a finite "
+                          f"number")
+    return values
 
 
 def _subtitle(s: Dict[str, Any], how: str) -> str:
@@ -772,7 +821,7 @@ class HdtachResult(_ProcedureResult):
         """Reads a saved hdtach or torture result directory back (without its config and steps)."""
         d = Path(directory)
         summary = _read_summary(d, cls.SCENARIOS)
-        passes = _read_csv(d, "hdtach.csv", HDTACH_COLUMNS)
+        passes = _read_csv(d, "hdtach.csv", HDTACH_COLUMNS, finite=("position_pct", "mb_s"))
         passes["pass"] = passes["pass"].astype(str)
         return cls(passes, summary)
 
@@ -864,7 +913,7 @@ class UsedVsNewResult(_ProcedureResult):
         """Reads a saved used-vs-new result directory back (without its config and steps)."""
         d = Path(directory)
         summary = _read_summary(d, cls.SCENARIOS)
-        states = _read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS)
+        states = _read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS, finite=("mb_s", "iops"))
         states["state"] = states["state"].astype(str)
         return cls(states, summary)
 
@@ -984,7 +1033,7 @@ class WorstCaseWaResult(_ProcedureResult):
         """Reads a saved wa result directory back (without its config and steps)."""
         d = Path(directory)
         summary = _read_summary(d, cls.SCENARIOS)
-        return cls(_read_csv(d, "wa.csv", WA_COLUMNS), summary)
+        return cls(_read_csv(d, "wa.csv", WA_COLUMNS, finite=("time_s", "mb_s", "host_mib")), summary)
 
     def subtitle(self) -> str:
         s = self.summary
@@ -1138,7 +1187,7 @@ class SaturationResult(_ProcedureResult):
         """Reads a saved saturation result directory back (without its config and steps)."""
         d = Path(directory)
         summary = _read_summary(d, cls.SCENARIOS)
-        curve = _read_csv(d, "saturation.csv", SATURATION_COLUMNS)
+        curve = _read_csv(d, "saturation.csv", SATURATION_COLUMNS, finite=("gb_written", "mb_s"))
         curve["phase"] = curve["phase"].astype(str)
         return cls(curve, summary)
 

@@ -7,8 +7,8 @@ plotly or HTML.
 
 from __future__ import annotations
 
+import errno
 import io
-import json
 import os
 import math
 from dataclasses import dataclass, field
@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
 from ssdlab.errors import SsdlabError
-from ssdlab.inputs import DATA_LIMIT, read_bytes, read_text
+from ssdlab.inputs import DATA_LIMIT, parse_json, read_bytes, read_text
+from ssdlab.results import finite_column
 
 if TYPE_CHECKING:  # pandas is imported where a CSV is read (see ssdlab.results)
     import pandas as pd
@@ -130,11 +131,7 @@ class Run:
         if missing:
             raise SsdlabError(f"{path}: missing column {', '.join(repr(c) for c in missing)}")
         for col in numeric:
-            values = pd.to_numeric(frame[col], errors="coerce")
-            if values.isna().any():
-                row = int(values.isna().to_numpy().nonzero()[0][0]) + 2  # 1-based, after the header
-                raise SsdlabError(f"{path}: column {col!r} has a non-number on line {row}")
-            frame[col] = values
+            frame[col] = finite_column(frame[col], path, col)
         return frame
 
     def _require(self, *keys: str) -> None:
@@ -273,11 +270,7 @@ def _read_summary(path: Path) -> dict[str, Any]:
     file = path / SUMMARY
     if not os.path.lexists(file):
         raise SsdlabError(f"{path}: not an ssdlab result directory (no {SUMMARY})")
-    text = read_text(file, "result file", DATA_LIMIT)
-    try:
-        summary = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SsdlabError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    summary = parse_json(read_text(file, "result file", DATA_LIMIT), str(file))
     if not isinstance(summary, dict):
         raise SsdlabError(f"{file}: not a JSON object")
     return summary
@@ -305,10 +298,21 @@ def load_run(path: Path) -> Run:
 def _reportable(path: Path) -> bool:
     """Whether a directory found inside a folder of runs is one the report reads."""
     try:
-        scenario = json.loads(read_text(path / SUMMARY, "result file", DATA_LIMIT)).get("scenario")
+        scenario = parse_json(read_text(path / SUMMARY, "result file", DATA_LIMIT), str(path / SUMMARY)).get("scenario")
     except (SsdlabError, ValueError, AttributeError):
         return True  # let load_run say what is wrong with it
     return scenario in SCENARIOS
+
+
+def _resolved(path: Path) -> Path:
+    """`path` with its symbolic links followed; a loop of links is a one-line error."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # Python < 3.13: RuntimeError("Symlink loop ..."); then OSError ELOOP
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise SsdlabError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise SsdlabError(f"{path}: a loop of symbolic links (it leads back to itself); name the result directory "
+                          f"itself") from None
 
 
 def expand_run_dirs(paths: Iterable[Path]) -> list[Path]:
@@ -331,7 +335,7 @@ def expand_run_dirs(paths: Iterable[Path]) -> list[Path]:
     seen: set[Path] = set()
     unique = []
     for path in out:
-        key = path.resolve()
+        key = _resolved(path)
         if key not in seen:
             seen.add(key)
             unique.append(path)
