@@ -18,9 +18,10 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, Union, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ssdlab import _core
+from ssdlab.limits import MAX_SCHEDULED_SECONDS
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import check_path_text, read_text
 from ssdlab.sizes import parse_size
@@ -64,6 +65,19 @@ _DEFAULTS: dict[str, Any] = json.loads(_core.default_config())
 
 # The core counts in u32 and u64; these are bounds of the types, not of the drive.
 U32 = Annotated[int, Field(strict=True, ge=0, le=2**32 - 1)]
+
+
+def _delay(value: float) -> float:
+    """A drive-file delay in seconds: it must fit the clock (u64 ns) with room, as the core checks."""
+    if not 0 <= value <= MAX_SCHEDULED_SECONDS:
+        raise ValueError(f"must be from 0 to {MAX_SCHEDULED_SECONDS:g} seconds (about "
+                         f"{MAX_SCHEDULED_SECONDS / 31_557_600:.1f} years, the longest a drive can be scheduled "
+                         f"for: a longer delay never ends)")
+    return value
+
+
+Seconds = Annotated[float, AfterValidator(_delay)]
+"""A delay in seconds (``ftl.idle_gc.delay_s``, ``ftl.slc_cache.idle_fold_delay_s``)."""
 
 
 def _default(*path: str) -> Any:
@@ -125,7 +139,30 @@ def _field_error(err: ValidationError, what: str, model: type[BaseModel]) -> Ssd
         return _FieldError(what, loc, f"unknown setting{known}")
     more = f" (and {err.error_count() - 1} more problems)" if err.error_count() > 1 else ""
     got = f", got {e['input']!r}" if "input" in e and not isinstance(e["input"], (dict, list)) else ""
-    return _FieldError(what, loc, f"{e['msg'].rstrip('.')}{got}{more}")
+    msg = e["msg"].rstrip(".")
+    if e["type"] == "value_error":  # a validator's own message, e.g. _delay's
+        msg = msg.removeprefix("Value error, ")
+    return _FieldError(what, loc, f"{msg}{got}{more}")
+
+
+def _check_keys(data: Mapping[Any, Any], what: str) -> None:
+    """Refuses a setting name that is not a string (a dict built in Python may hold any key),
+    naming it and the table it is in, before pydantic would fail on it with a TypeError."""
+    stack: List[tuple[tuple[str, ...], Any]] = [((), data)]
+    seen: set[int] = set()
+    while stack:
+        path, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(node, Mapping) and not isinstance(key, str):
+                where = f" in {'.'.join(path)}" if path else ""
+                raise SsdlabError(f"{what}: setting name {key!r}{where} is not a string; settings are named by "
+                                  f"strings such as 'geometry' or 'channels'")
+            if isinstance(value, (Mapping, list)):
+                stack.append((path + (str(key),), value))
 
 
 class _Model(BaseModel):
@@ -206,7 +243,7 @@ class IdleGc(_Model):
     logical ranges in LBA order, using at most `duty` of each die's time. (No defaults: the core
     requires both.)"""
 
-    delay_s: float = Field(description="Host idle time before idle GC starts, seconds.")
+    delay_s: Seconds = Field(description="Host idle time before idle GC starts, seconds (at most 10^9).")
     duty: float = Field(description="Share of each die's time idle GC may use, in (0, 1].")
 
 
@@ -218,7 +255,7 @@ class SlcCache(_Model):
 
     static_pct: float = Field(description="Static cache: pSLC data always room for, % of the user capacity.")
     dynamic_share: float = Field(description="Dynamic cache: share of the free user space used as pSLC, 0..1.")
-    idle_fold_delay_s: Optional[float] = Field(
+    idle_fold_delay_s: Optional[Seconds] = Field(
         default=None,
         description="Host idle time before the drive folds its cache, seconds; None: only when GC needs space."
     )
@@ -298,6 +335,7 @@ class DriveConfig(_Model):
         """A config from a (possibly partial) dict; missing settings take the core's defaults."""
         if not isinstance(data, Mapping):
             raise SsdlabError(f"{what}: expected a table of settings, got {type(data).__name__}")
+        _check_keys(data, what)
         try:
             return cls.model_validate(dict(data))
         except ValidationError as err:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
@@ -117,6 +118,78 @@ def _step_result(json_text: str, raw_series: Optional[Dict[str, Any]]) -> StepRe
         members=members,
         groups=groups,
     )
+
+
+_MAX_STEP_DEPTH = 32
+"""How deeply a step's values may nest (a workload's distribution zones are the deepest: 4)."""
+
+
+def _step_name(i: int, step: Any) -> str:
+    kind = step.get("step") if isinstance(step, dict) else None
+    return f"step {i + 1}" + (f" ({kind})" if isinstance(kind, str) else "")
+
+
+def _check_steps(steps: Sequence[Any]) -> None:
+    """Refuses, naming the step (number from 1, and kind) and the field, what JSON cannot carry
+    to the core or the core's whole numbers cannot hold: NaN and infinities, whole numbers outside
+    0 ... 2**64-1 (and below -2**63), values that are not numbers, strings, lists or dicts, and
+    nesting deeper than any step has."""
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise SsdlabError(f"step {i + 1}: expected a dict such as {{'step': 'secure_erase'}}, got "
+                              f"{type(step).__name__}")
+        name = _step_name(i, step)
+        stack: List[tuple[str, Any, int]] = [("", step, 0)]
+        while stack:
+            path, node, depth = stack.pop()
+            if depth > _MAX_STEP_DEPTH:
+                raise SsdlabError(f"{name}: {path} is nested more than {_MAX_STEP_DEPTH} levels deep (or refers to "
+                                  "itself)")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                if isinstance(node, dict) and not isinstance(key, str):
+                    raise SsdlabError(f"{name}: field name {key!r}{' in ' + path if path else ''} is not a string")
+                field_path = f"{path}.{key}" if path and isinstance(node, dict) else f"{path}[{key}]" if path else str(key)
+                if isinstance(value, bool) or value is None or isinstance(value, str):
+                    continue
+                if isinstance(value, int):
+                    if not -(2**63) <= value < 2**64:
+                        raise SsdlabError(f"{name}: {field_path} = {value} is out of range; whole numbers go up to "
+                                          f"2**64-1 ({2**64 - 1})")
+                elif isinstance(value, float):
+                    if not math.isfinite(value):
+                        raise SsdlabError(f"{name}: {field_path} must be a finite number, got {value!r}")
+                elif isinstance(value, (dict, list, tuple)):
+                    stack.append((field_path, value, depth + 1))
+                else:
+                    raise SsdlabError(f"{name}: {field_path} must be a number, string, list or dict, got "
+                                      f"{type(value).__name__}")
+
+
+_AT_COLUMN = re.compile(r"^(?:steps: )?(?P<what>.*?) at line 1 column (?P<col>[0-9]+)$")
+
+
+def _steps_json(steps: Sequence[Dict[str, Any]]) -> tuple[str, List[int]]:
+    """The steps as one JSON array, and where each step's text starts in it."""
+    parts = [json.dumps(step, allow_nan=False) for step in steps]
+    starts, at = [], 1
+    for part in parts:
+        starts.append(at)
+        at += len(part) + 2
+    return "[" + ", ".join(parts) + "]", starts
+
+
+def _locate(err: SsdlabError, steps: Sequence[Dict[str, Any]], text: str, starts: List[int]) -> SsdlabError:
+    """The core's parse error (``... at line 1 column N``) as one naming the step and the field."""
+    m = _AT_COLUMN.match(str(err))
+    if m is None:
+        return err
+    col = int(m.group("col"))  # 1-based, at the offending value's end
+    i = max(j for j, start in enumerate(starts) if start < col) if starts and col > starts[0] else 0
+    keys = re.findall(r'"((?:[^"\\]|\\.)*)":', text[starts[i]:col])
+    what = m.group("what")
+    field = f": {keys[-1]}" if keys and keys[-1] != "step" and not what.startswith("missing field") else ""
+    return SsdlabError(f"{_step_name(i, steps[i])}{field}: {what}")
 
 
 def _to_json(value: Any, what: str) -> str:
@@ -228,10 +301,14 @@ class Simulator:
         """
         if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
             raise SsdlabError("steps must be a list of step dicts, e.g. [{'step': 'secure_erase'}]")
-        steps_json = _to_json(list(steps), "steps")
-        callback = _Callback(progress, list(steps))
+        steps = list(steps)
+        _check_steps(steps)
+        steps_json, starts = _steps_json(steps)
+        callback = _Callback(progress, steps)
         try:
             outputs = self._core.run_steps(steps_json, callback)
+        except SsdlabError as err:
+            raise _locate(err, steps, steps_json, starts) from None
         finally:
             callback.close()
         return [_step_result(j, s) for j, s in outputs]
@@ -292,9 +369,13 @@ _D = CONSISTENCY_DEFAULTS
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise SsdlabError(f"{what} must be a number, got {value!r}")
-    if not math.isfinite(value):
+    try:
+        v = float(value)
+    except OverflowError:  # a whole number beyond a double's range, e.g. 10**400
+        raise SsdlabError(f"{what} must be a finite number, got a {len(str(value))}-digit whole number") from None
+    if not math.isfinite(v):
         raise SsdlabError(f"{what} must be a finite number, got {value!r}")
-    return float(value)
+    return v
 
 
 def _whole(value: Any, what: str, bits: int = 32) -> int:
