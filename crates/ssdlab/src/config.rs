@@ -964,7 +964,15 @@ mod tests {
         // 1.7e10 s and 1.9e10 s both mean "never", but only the first fits a u64 of ns: beyond
         // the scheduled-seconds bound the delay is refused rather than saturated.
         let mut cfg = crate::presets::get("idle-gc").unwrap();
-        for bad in [-1.0, f64::NAN, f64::INFINITY, 1.7e10, 1.9e10, 1e300, 1.000001e9] {
+        for bad in [
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1.7e10,
+            1.9e10,
+            1e300,
+            1.000001e9,
+        ] {
             cfg.ftl.idle_gc.as_mut().unwrap().delay_s = bad;
             let err = cfg.validate().unwrap_err().to_string();
             assert!(err.contains("ftl.idle_gc.delay_s"), "{err}");
