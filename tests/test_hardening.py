@@ -357,9 +357,9 @@ def test_control_characters_in_job_lines_are_refused(line: str) -> None:
 
 
 @pytest.mark.parametrize("job,needle", [
-    ("[w]\nrw=write\nbs=4k\nsize=1m\nloops=1000000000000000\n", "more than the 2**64-1 bytes"),
-    ("[w]\nrw=write\nbs=4k\nsize=1m\nloops=1000000000000\n", "at most 1000000000000 can be simulated"),
-    ("[w]\nrw=write\nbs=1m\nsize=1g\nloops=10000000\n", "even at the host link's full rate"),
+    ("[w]\nrw=write\nbs=4k\nsize=1m\nio_size=16000p\nloops=2\n", "more than the 2**64-1 bytes"),
+    ("[w]\nrw=write\nbs=4k\nsize=1m\nloops=1000000000000\n", "loops=1000000000000: must be at most 4294967295"),
+    ("[w]\nrw=write\nbs=1m\nsize=1g\nloops=10000000\n", "ssdlab simulates for jobs without runtime="),
     ("[w]\nrw=randwrite\nbs=4k\nruntime=1000000000d\ntime_based\n", "job.fio:4:"),
     ("[w]\nrw=randwrite\nbs=4k\nruntime=100000000\ntime_based\n", "series intervals"),
 ])

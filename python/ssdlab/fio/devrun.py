@@ -166,11 +166,32 @@ def job_file_text(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity_ca
     return "\n".join(out), prefixes
 
 
+_DELETING = ("unlink", "unlink_each_loop")
+
+
+def refuse_deleting_options(parsed: jf.JobFile, sections: Optional[Sequence[str]] = None) -> None:
+    """Refuses ``unlink=1`` and ``unlink_each_loop=1`` in the jobs a device run would run: fio would
+    delete the target file after the job (or after each loop). ``--yes-destroy-data`` confirms
+    overwriting the target, not deleting it (on a block device fio ignores both; they are refused
+    there too, so a job file is accepted or refused whatever the target). Called before anything
+    is created or written."""
+    for job in parsed.jobs():
+        if sections and job.section not in sections:
+            continue
+        for name in _DELETING:
+            o = job.get(name)
+            if o is not None and jf.parse_bool(o):
+                raise o.error(f"{o.name}={o.value or 1}: fio would delete the target file after "
+                              f"{'each loop of ' if name == 'unlink_each_loop' else ''}job '{job.name}'; a device run "
+                              f"overwrites the target but never deletes it -- remove {o.name} (or set it to 0)")
+
+
 def _only_target(text: str, target: Target) -> None:
     """The last check before fio runs: the job file fio will read, parsed as fio reads it, names
     the target and nothing else (one ``filename``, no ``directory``/``filename_format``), so no
     value in the user's job file can send a write elsewhere."""
     parsed = jf.parse_string(text, name="fio/job.fio", env={})
+    refuse_deleting_options(parsed)
     found = [o for s in parsed.sections for o in s.options if o.key in _DROPPED]
     if [(o.key, o.value) for o in found] != [("filename", str(target.path.resolve()))]:
         raise SsdlabError(f"refusing to run fio: its job file would name {', '.join(o.text() for o in found)} "
@@ -308,6 +329,7 @@ def run_jobfile_on_device(
     runner.fio_path()
     parsed = jf.parse(jobfile, env=env)
     secs = list(sections) if sections else None
+    refuse_deleting_options(parsed, secs)
     if capacity is not None:  # refuse the job file before touching the target
         make_plan(parsed, parse_size(capacity, what="capacity"), sequential_jobs=sequential_jobs, sections=secs)
     with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,

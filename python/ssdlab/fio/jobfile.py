@@ -26,6 +26,8 @@ from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import check_path_text, read_text
+from ssdlab.limits import MAX_NUMERAL_CHARS, parse_number
+from ssdlab.sizes import MAX_SIZE
 from ssdlab.fio import options as opts
 
 
@@ -129,11 +131,15 @@ _KEYWORDS = ("$pagesize", "$mb_memory", "$ncpus")
 _MAX_INCLUDE_DEPTH = 16
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def _control(text: str) -> Optional[str]:
-    """The first control character in `text` (a line break of any kind, NUL, ...), if any."""
+    """The first control character in `text` (a line break of any kind, NUL, a tab, ...), if any.
+    A job file's own lines may hold tabs (`_split_lines` reads them as spaces, as fio does); a
+    value substituted from the environment may not: fio would keep a tab inside the value (in a
+    file name, a log prefix, a number it reads up to the tab) where ssdlab would refuse or read
+    it otherwise, and no legitimate value needs one."""
     m = _CONTROL.search(text)
     return m.group() if m else None
 
@@ -154,7 +160,7 @@ def _expand(value: str, where: Location, env: Mapping[str, str]) -> str:
             # A value may never add lines (and so options, such as a second filename=) to the job.
             raise SsdlabError(
                 f"{where}: environment variable '{var}' holds a control character ({bad!r}); a value "
-                f"substituted into a job file must be one line of text"
+                f"substituted into a job file must be one line of text without tabs or other control characters"
             )
         try:
             text.encode("utf-8")
@@ -268,14 +274,29 @@ def parse_string(text: str, name: str = "job.fio", env: Optional[Mapping[str, st
 
 # ---------------------------------------------------------------------------------------------
 # Values
+#
+# Every numeral in a job file goes through `_numeral`: ASCII digits only (no full-width or other
+# Unicode digits, which Python's int() would take), at most `MAX_NUMERAL_CHARS` characters (so a
+# 5000-digit value is one line, not Python's ValueError, and no product overflows a float), no
+# inf/nan; and every size or time is at most 2**64-1 (fio's own counters are 64-bit). The option
+# and the line are named in every refusal.
 
-_SIZE = re.compile(r"^(?P<num>0[xX][0-9a-fA-F]+|\d+)(?P<unit>[A-Za-z%]*)$")
-_TIME = re.compile(r"^(?P<num>\d+)(?P<unit>[A-Za-z]*)$")
+_SIZE = re.compile(r"(?P<num>0[xX][0-9a-fA-F]+|[0-9]+)(?P<unit>[A-Za-z%]*)")
+_FRACTION = re.compile(r"[0-9]+\.[0-9]*[A-Za-z%]*")
+_TIME = re.compile(r"(?P<num>[0-9]+)(?P<unit>[A-Za-z]*)")
+_HEX = re.compile(r"(?P<sign>[+-]?)0[xX](?P<digits>[0-9a-fA-F]+)")
 _TIME_UNITS_US = {
     "us": 1, "usec": 1, "ms": 1000, "msec": 1000, "s": 1_000_000, "sec": 1_000_000,
     "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000,
 }
 _POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+MAX_VALUE = MAX_SIZE
+"""The largest size (bytes) or time (microseconds) a job file may give: 2**64-1, fio's counters."""
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """`text` for an error message: whole when short, else its start and its length."""
+    return text if len(text) <= limit else f"{text[:16]}...({len(text)} characters)"
 
 
 def _need_value(o: RawOption) -> str:
@@ -283,8 +304,29 @@ def _need_value(o: RawOption) -> str:
         raise o.error(f"option '{o.name}' needs a value")
     v = o.value
     if v.startswith("("):
-        raise o.error(f"{o.name}={v}: arithmetic expressions are not supported; write the value")
+        raise o.error(f"{o.name}={shown(v)}: arithmetic expressions are not supported; write the value")
     return v
+
+
+def _numeral(o: RawOption, text: str, integer: bool = True) -> Union[int, float]:
+    """`text` as a bounded ASCII numeral (`ssdlab.limits.parse_number`); integers may also be fio's
+    hexadecimal ``0x...``. Errors name the option and its line."""
+    t = text.strip()
+    what = f"{o.where}: {o.name}"
+    if integer:
+        m = _HEX.fullmatch(t)
+        if m is not None:
+            if len(t) > MAX_NUMERAL_CHARS:
+                parse_number(t, what, integer=True)  # raises: too long
+            n = int(m.group("digits"), 16)
+            return -n if m.group("sign") == "-" else n
+    return parse_number(t, what, integer=integer)
+
+
+def _bounded(o: RawOption, v: str, n: int, unit: str) -> int:
+    if n > MAX_VALUE:
+        raise o.error(f"{o.name}={shown(v)}: more than 2**64-1 {unit} (fio's largest value)")
+    return n
 
 
 def parse_size(o: RawOption, kb_base: int = 1024, allow_percent: bool = False,
@@ -292,50 +334,52 @@ def parse_size(o: RawOption, kb_base: int = 1024, allow_percent: bool = False,
     """A byte count, or ``("%", percent)`` when `allow_percent` and the value ends in ``%``."""
     v = value if value is not None else _need_value(o)
     v = v.strip()
-    if re.fullmatch(r"\d+\.\d*[A-Za-z%]*", v):
+    if _FRACTION.fullmatch(v):
         if allow_percent and v.endswith("%"):
-            pct = float(v[:-1])
+            pct = float(_numeral(o, v[:-1], integer=False))
             if not 0 < pct <= 100:
-                raise o.error(f"{o.name}={v}: a percentage must be above 0 and at most 100")
+                raise o.error(f"{o.name}={shown(v)}: a percentage must be above 0 and at most 100")
             return ("%", pct)
-        raise o.error(f"{o.name}={v}: fio reads only whole numbers here (it would take '{v}' as "
-                      f"{v.split('.')[0]} byte{'s' if v.split('.')[0] != '1' else ''}); write a whole number in a smaller unit")
-    m = _SIZE.match(v)
+        whole = v.split('.')[0]
+        raise o.error(f"{o.name}={shown(v)}: fio reads only whole numbers here (it would take '{shown(v)}' as "
+                      f"{shown(whole)} byte{'s' if whole != '1' else ''}); write a whole number in a smaller unit")
+    m = _SIZE.fullmatch(v)
     if not m:
-        raise o.error(f"{o.name}={v}: not a size (examples: 4096, 4k, 128KiB, 1m, 10g)")
-    num = int(m.group("num"), 0)
+        raise o.error(f"{o.name}={shown(v)}: not a size (examples: 4096, 4k, 128KiB, 1m, 10g)")
+    num = int(_numeral(o, m.group("num")))
     unit = m.group("unit").lower()
     if unit == "%":
         if not allow_percent:
-            raise o.error(f"{o.name}={v}: a percentage is not allowed here")
+            raise o.error(f"{o.name}={shown(v)}: a percentage is not allowed here")
         if not 0 < num <= 100:
-            raise o.error(f"{o.name}={v}: a percentage must be between 1 and 100")
+            raise o.error(f"{o.name}={shown(v)}: a percentage must be between 1 and 100")
         return ("%", float(num))
     if unit in ("", "b"):
-        return num
+        return _bounded(o, v, num, "bytes")
     iec = unit.endswith("ib") and len(unit) == 3
     head = unit[0]
     if head not in _POWERS or (not iec and unit not in (head, head + "b", head + "i")):
-        raise o.error(f"{o.name}={v}: unknown size unit '{m.group('unit')}' (use k, m, g, t, p, optionally with b)")
+        raise o.error(f"{o.name}={shown(v)}: unknown size unit '{m.group('unit')}' (use k, m, g, t, p, optionally with b)")
     # fio's compatibility rule: with kb_base=1024, k/kb are binary and KiB is decimal; 1000 swaps.
     base = kb_base
     if iec:
         base = 1000 if kb_base == 1024 else 1024
-    return num * base ** _POWERS[head]
+    return _bounded(o, v, num * base ** _POWERS[head], "bytes")
 
 
-def parse_time_us(o: RawOption, default_unit_us: int) -> int:
+def parse_time_us(o: RawOption, default_unit_us: int, value: Optional[str] = None) -> int:
     """A time in microseconds; a bare number is in `default_unit_us` units."""
-    v = _need_value(o).strip()
-    m = _TIME.match(v)
+    v = (value if value is not None else _need_value(o)).strip()
+    m = _TIME.fullmatch(v)
     if not m:
-        raise o.error(f"{o.name}={v}: not a time (examples: 60, 30s, 500ms, 10m, 1h)")
+        raise o.error(f"{o.name}={shown(v)}: not a time (examples: 60, 30s, 500ms, 10m, 1h)")
+    num = int(_numeral(o, m.group("num")))
     unit = m.group("unit").lower()
     if unit == "":
-        return int(m.group("num")) * default_unit_us
+        return _bounded(o, v, num * default_unit_us, "microseconds")
     if unit not in _TIME_UNITS_US:
-        raise o.error(f"{o.name}={v}: unknown time unit '{m.group('unit')}' (use us, ms, s, m, h or d)")
-    return int(m.group("num")) * _TIME_UNITS_US[unit]
+        raise o.error(f"{o.name}={shown(v)}: unknown time unit '{m.group('unit')}' (use us, ms, s, m, h or d)")
+    return _bounded(o, v, num * _TIME_UNITS_US[unit], "microseconds")
 
 
 def parse_bool(o: RawOption) -> bool:
@@ -346,25 +390,22 @@ def parse_bool(o: RawOption) -> bool:
         return True
     if v in ("0", "false", "no", "off"):
         return False
-    raise o.error(f"{o.name}={o.value}: expected 0 or 1")
+    raise o.error(f"{o.name}={shown(o.value)}: expected 0 or 1")
 
 
-def parse_int(o: RawOption, minimum: Optional[int] = None, maximum: Optional[int] = None) -> int:
-    v = _need_value(o).strip()
-    try:
-        n = int(v, 0)
-    except ValueError:
-        raise o.error(f"{o.name}={v}: not a whole number") from None
+def parse_int(o: RawOption, minimum: Optional[int] = None, maximum: Optional[int] = None,
+              value: Optional[str] = None) -> int:
+    """A whole number (decimal or ``0x`` hexadecimal), within [`minimum`, `maximum`] when given."""
+    v = (value if value is not None else _need_value(o)).strip()
+    n = int(_numeral(o, v))
     if minimum is not None and n < minimum:
-        raise o.error(f"{o.name}={v}: must be at least {minimum}")
+        raise o.error(f"{o.name}={shown(v)}: must be at least {minimum}")
     if maximum is not None and n > maximum:
-        raise o.error(f"{o.name}={v}: must be at most {maximum}")
+        raise o.error(f"{o.name}={shown(v)}: must be at most {maximum}")
     return n
 
 
-def parse_float(o: RawOption) -> float:
-    v = _need_value(o).strip()
-    try:
-        return float(v)
-    except ValueError:
-        raise o.error(f"{o.name}={v}: not a number") from None
+def parse_float(o: RawOption, value: Optional[str] = None) -> float:
+    """A finite number (ASCII decimal, optional point and exponent)."""
+    v = (value if value is not None else _need_value(o)).strip()
+    return float(_numeral(o, v, integer=False))

@@ -26,8 +26,32 @@ HOST = "host"
 @dataclass(frozen=True)
 class OptionSpec:
     kind: str  # SIM or HOST
-    type: str  # "str", "bool", "int", "size", "time_s", "time_us", "float", "set" (no value)
+    type: str  # see TYPES
     help: str = ""
+
+
+TYPES = {
+    "str": "text, read where it is used",
+    "bool": "0 or 1 (also true/false, yes/no, on/off)",
+    "set": "a flag: no value (or 0/1)",
+    "int": "a whole number (decimal or 0x hexadecimal)",
+    "size": "a size (4096, 4k, 1m, 128KiB, ...)",
+    "size%": "a size, or a percentage of the drive",
+    "time_s": "a time, seconds unless a unit is given",
+    "time_us": "a time, microseconds unless a unit is given",
+    "sizes": "sizes per direction: read[,write[,trim]]",
+    "ints": "whole numbers per direction: read[,write[,trim]]",
+    "pcts": "percentages per direction: read[,write[,trim]]",
+    "split": "size mixes per direction: SIZE/PCT:...[,...[,...]]",
+    "ranges": "size ranges per direction: MIN-MAX[,...[,...]]",
+    "ss": "CRITERION:LIMIT[%]",
+    "lock": "none, exclusive or readwrite",
+}
+"""The value types of `OPTIONS`. Every value of a numeric type is checked (ASCII numerals of at
+most 40 characters, sizes and times below 2**64) wherever it is written, also when the job does not
+use it, because a device run hands it to fio."""
+NUMERIC_TYPES = frozenset({"int", "size", "size%", "time_s", "time_us", "sizes", "ints", "pcts", "split",
+                           "ranges", "ss"})
 
 
 # fio's aliases -> canonical names (options.c `.alias`).
@@ -76,10 +100,10 @@ OPTIONS: Dict[str, OptionSpec] = {
     "rwmixread": _S(SIM, "int", "percent of reads in a mixed job"),
     "rwmixwrite": _S(SIM, "int", "percent of writes in a mixed job"),
     "rw_sequencer": _S(SIM, "str", "sequential only (no offset modifiers)"),
-    "bs": _S(SIM, "str", "request size (one value, or read,write,trim values that agree)"),
-    "bssplit": _S(SIM, "str", "request size mix SIZE/PCT:... (one mix for every direction used)"),
-    "bsrange": _S(SIM, "str", "request sizes MIN-MAX, uniform, aligned to MIN (one range for every direction used)"),
-    "ba": _S(SIM, "str", "block alignment (must equal bs)"),
+    "bs": _S(SIM, "sizes", "request size (one value, or read,write,trim values that agree)"),
+    "bssplit": _S(SIM, "split", "request size mix SIZE/PCT:... (one mix for every direction used)"),
+    "bsrange": _S(SIM, "ranges", "request sizes MIN-MAX, uniform, aligned to MIN (one range for every direction used)"),
+    "ba": _S(SIM, "sizes", "block alignment (must equal bs)"),
     "iodepth": _S(SIM, "int", "requests kept in flight"),
     "size": _S(SIM, "size%", "region (and default amount) of IO"),
     "io_size": _S(SIM, "size%", "amount of IO"),
@@ -89,14 +113,14 @@ OPTIONS: Dict[str, OptionSpec] = {
     "number_ios": _S(SIM, "int", "stop after this many IOs"),
     "thinktime": _S(SIM, "time_us", "host time between a completion and the next submission"),
     "thinktime_blocks": _S(SIM, "int", "1 only"),
-    "rate_iops": _S(SIM, "str", "cap on IOPS (read,write,trim values: per direction)"),
-    "rate": _S(SIM, "str", "cap on bandwidth (bytes/s, per direction with read,write,trim), turned into an IOPS cap"),
+    "rate_iops": _S(SIM, "ints", "cap on IOPS (read,write,trim values: per direction)"),
+    "rate": _S(SIM, "sizes", "cap on bandwidth (bytes/s, per direction with read,write,trim), turned into an IOPS cap"),
     "rate_process": _S(SIM, "str", "linear only"),
     "randrepeat": _S(SIM, "bool", "repeatable random offsets (ssdlab is always repeatable)"),
     "randseed": _S(SIM, "int", "seed of the job's random offsets"),
     "norandommap": _S(SIM, "set", "draw random offsets with replacement"),
     "random_distribution": _S(SIM, "str", "random, zipf:θ, pareto:h, normal:σ, zoned:A/S:..., zoned_abs:A/SIZE:..."),
-    "percentage_random": _S(SIM, "str", "100 for rand*, 0 for sequential only"),
+    "percentage_random": _S(SIM, "pcts", "100 for rand*, 0 for sequential only"),
     "nrfiles": _S(SIM, "int", "1 only"),
     # -- data content (compressibility for compressing controllers)
     "buffer_compress_percentage": _S(SIM, "int", "written data compresses by this percent"),
@@ -105,7 +129,7 @@ OPTIONS: Dict[str, OptionSpec] = {
     "scramble_buffers": _S(HOST, "bool", "defeats dedupe only; no effect on compression"),
     "buffer_compress_chunk": _S(HOST, "size", "granularity of the compressible region"),
     # -- steady state
-    "steadystate": _S(SIM, "str", "iops|iops_slope|bw|bw_slope:LIMIT[%]"),
+    "steadystate": _S(SIM, "ss", "iops|iops_slope|bw|bw_slope:LIMIT[%]"),
     "steadystate_duration": _S(SIM, "time_s", "rolling window (0 disables)"),
     "steadystate_ramp_time": _S(SIM, "time_s", "time before steady-state data is collected"),
     "steadystate_check_interval": _S(SIM, "time_s", "1s only"),
@@ -161,7 +185,7 @@ OPTIONS: Dict[str, OptionSpec] = {
     "unlink_each_loop": _S(HOST, "bool", ""),
     "openfiles": _S(HOST, "int", ""),
     "file_service_type": _S(HOST, "str", ""),
-    "lockfile": _S(HOST, "str", ""),
+    "lockfile": _S(HOST, "lock", ""),
     "ioscheduler": _S(HOST, "str", ""),
     "cpus_allowed": _S(HOST, "str", ""),
     "cpus_allowed_policy": _S(HOST, "str", ""),
@@ -172,9 +196,9 @@ OPTIONS: Dict[str, OptionSpec] = {
     "prio": _S(HOST, "int", ""),
     "prioclass": _S(HOST, "int", ""),
     "mem": _S(HOST, "str", ""),
-    "iomem_align": _S(HOST, "str", ""),
-    "hugepage-size": _S(HOST, "str", ""),
-    "lockmem": _S(HOST, "str", ""),
+    "iomem_align": _S(HOST, "size", ""),
+    "hugepage-size": _S(HOST, "size", ""),
+    "lockmem": _S(HOST, "size", ""),
     "random_generator": _S(HOST, "str", "ssdlab draws offsets with its own generator"),
     "softrandommap": _S(HOST, "bool", ""),
     "continue_on_error": _S(HOST, "str", ""),

@@ -44,13 +44,16 @@ group_reporting           each group's jobs reported as one
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab.errors import SsdlabError
-from ssdlab.limits import MAX_SCHEDULED_SECONDS
+from ssdlab import _core
+from ssdlab.limits import MAX_INTERVALS, MAX_SCHEDULED_SECONDS
 from ssdlab.sizes import MAX_SIZE, format_size
 from ssdlab.fio import options as opts
 from ssdlab.fio.jobfile import (
@@ -62,6 +65,7 @@ from ssdlab.fio.jobfile import (
     parse_int,
     parse_size,
     parse_time_us,
+    shown,
 )
 
 UNIT = 4096
@@ -73,6 +77,16 @@ DEFAULT_PERCENTILES: Tuple[float, ...] = (
 # 0.14 bytes of NAND per host byte of 100%-compressible data (review-data.md, section 3).
 MOST_COMPRESSIBLE = 0.14
 DEFAULT_LOG_MSEC = 1000
+MAX_OP_US = float(json.loads(_core.limits())["max_op_us"])
+"""The core's longest host think time, in microseconds (one second)."""
+MAX_NUMBER_IOS = 2**63 - 1
+"""fio's largest number_ios (it reads the value as a signed 64-bit number)."""
+MAX_RATE_IOPS = 2**32 - 1
+"""fio's largest rate_iops (an unsigned 32-bit number; fio wraps larger ones)."""
+MAX_LOG_MSEC = 2**32 - 1
+"""fio's largest log_avg_msec (an unsigned 32-bit number of milliseconds)."""
+WORK_CAPACITIES = 100
+"""The most IO a job file may plan in jobs without ``runtime=``, in drive capacities (docs/fio.md)."""
 
 _RW = {
     # fio rw -> (ssdlab rw, pattern, directions used: "r", "w", "t")
@@ -137,6 +151,8 @@ class JobPlan:
     iolog_no_stall: bool = False
     group_reporting: bool = False
     reported_jobs: int = 1  # with group_reporting: the jobs this report stands for
+    planned_bytes: Optional[int] = None  # the IO a job without runtime= moves (None: bounded by time)
+    work_option: Optional[RawOption] = None  # the option that sets planned_bytes, for the refusal
 
 
 @dataclass
@@ -237,6 +253,73 @@ def _check_known(job: JobDef) -> List[str]:
     return host
 
 
+# fio's bounds of options whose values are checked wherever they are written (options.c minval/maxval,
+# and ssdlab's own where the simulator has one); the use of each value is checked in _job_plan. Other
+# whole numbers are fio's 32-bit integers (fio wraps larger values around).
+_INT_DEFAULT_BOUNDS = (-(2**31), 2**32 - 1)
+_INT_BOUNDS: Dict[str, Tuple[Optional[int], Optional[int]]] = {
+    "nice": (-20, 19),
+    "prio": (0, 7),
+    "prioclass": (0, 3),
+    "significant_figures": (1, 10),
+    "rwmixread": (0, 100),
+    "rwmixwrite": (0, 100),
+    "buffer_compress_percentage": (0, 100),
+    "iodepth": (1, 65536),
+    "numjobs": (1, 4096),
+    "loops": (1, 2**32 - 1),
+    "number_ios": (1, MAX_NUMBER_IOS),
+    "nrfiles": (1, 2**32 - 1),
+    "log_avg_msec": (0, MAX_LOG_MSEC),
+    "randseed": (0, 2**64 - 1),
+}
+_LOCK_MODES = ("none", "exclusive", "readwrite")
+
+
+def _check_values(j: _Job) -> None:
+    """Checks the value of every option written for the job by its type (options.TYPES), also
+    of those this job does not use and of those a later line overrides: fio reads them all (a
+    device run hands the job file to fio), so none may be a 5000-digit, Unicode or inf numeral."""
+    job = j.job
+    for o in job.global_options + job.own_options:
+        s = opts.spec(o.name)
+        if s is None or s.type not in opts.NUMERIC_TYPES and s.type != "lock":
+            continue
+        t = s.type
+        if t == "int":
+            lo, hi = _INT_BOUNDS.get(o.key, _INT_DEFAULT_BOUNDS)
+            parse_int(o, lo, hi)
+        elif t in ("size", "size%"):
+            parse_size(o, j.kb_base, allow_percent=t == "size%")
+        elif t in ("time_s", "time_us"):
+            parse_time_us(o, 1_000_000 if t == "time_s" else 1)
+        elif t == "lock":
+            if (o.value or "").strip() not in _LOCK_MODES:
+                raise o.error(f"lockfile={shown(o.value or '')}: expected one of {', '.join(_LOCK_MODES)}")
+        elif t == "ss":
+            crit, colon, limit = (o.value or "").partition(":")
+            if not colon or not crit.strip():
+                raise o.error(f"{o.name}={shown(o.value or '')}: expected CRITERION:LIMIT, e.g. iops:10% or bw_slope:1%")
+            parse_float(o, value=limit.strip().removesuffix("%"))
+        else:
+            for text in _split_dirs(o):
+                if text is None:
+                    continue
+                if t == "sizes":
+                    if o.key == "bs":
+                        _bs_part(j, o, text)
+                    else:
+                        parse_size(o, j.kb_base, value=text)
+                elif t == "ints":
+                    parse_int(o, 0, MAX_RATE_IOPS, value=text)
+                elif t == "pcts":
+                    parse_int(o, 0, 100, value=text[:-1] if text.endswith("%") else text)
+                elif t == "split":
+                    _bssplit_part(j, o, text)
+                elif t == "ranges":
+                    _bsrange_part(j, o, text)
+
+
 def _bool(j: _Job, name: str, default: bool) -> bool:
     o = j.get(name)
     return default if o is None else parse_bool(o)
@@ -264,27 +347,8 @@ def _split_dirs(o: RawOption) -> List[Optional[str]]:
     return out
 
 
-def _block_bytes(j: _Job, dirs: str) -> int:
-    o = j.get("bs")
-    if o is None:
-        return 4096
-    values = _split_dirs(o)
-    sizes = set()
-    for d in dirs:
-        text = values[_DIR_INDEX[d]]
-        if text is None:
-            sizes.add(4096)
-            continue
-        if "-" in text or ":" in text:
-            raise o.error(f"bs={o.value}: for a range of sizes use bsrange=MIN-MAX, for a mix bssplit=SIZE/PCT:...")
-        n = parse_size(o, j.kb_base, value=text)
-        assert isinstance(n, int)
-        sizes.add(n)
-    if len(sizes) != 1:
-        raise o.error(f"bs={o.value}: the simulator runs one request size per job; use the same size for every direction this rw uses")
-    bs = sizes.pop()
-    _check_unit(o, bs, j)
-    return bs
+_DIR_NAMES = {"r": "reads", "w": "writes", "t": "trims"}
+BSSPLIT_MAX = 64  # fio's BSSPLIT_MAX: entries per direction
 
 
 def _check_unit(o: RawOption, n: int, j: _Job, what: Optional[str] = None) -> None:
@@ -292,66 +356,75 @@ def _check_unit(o: RawOption, n: int, j: _Job, what: Optional[str] = None) -> No
         hint = ""
         if "ib" in (o.value or "").lower() and j.kb_base == 1024:
             hint = " (with fio's default kb_base=1024, 'KiB' means 1000 bytes; write 4k)"
-        subject = f"{o.name}={o.value}: {what}" if what else f"{o.name}={o.value}"
+        subject = f"{o.name}={shown(o.value or '')}: {what}" if what else f"{o.name}={shown(o.value or '')}"
         raise o.error(f"{subject} is {n} bytes; the simulator needs a positive multiple of 4096{hint}")
 
 
-def _one_value(o: RawOption, dirs: str) -> str:
-    """The value of a read,write,trim option for the directions `dirs` uses: they must agree."""
-    values = _split_dirs(o)
-    used = {values[_DIR_INDEX[d]] for d in dirs}
-    used.discard(None)
-    if len(used) > 1:
-        raise o.error(f"{o.name}={o.value}: different values per direction are not supported by the simulator; "
-                      f"give one for every direction this rw uses")
-    if not used:
-        raise o.error(f"{o.name}={o.value}: no value for the directions this job uses")
-    return used.pop() or ""
+def _bs_part(j: _Job, o: RawOption, text: str) -> int:
+    """One direction's ``bs`` value."""
+    if "-" in text or ":" in text:
+        raise o.error(f"bs={shown(o.value or '')}: for a range of sizes use bsrange=MIN-MAX, for a mix "
+                      f"bssplit=SIZE/PCT:...")
+    n = parse_size(o, j.kb_base, value=text)
+    assert isinstance(n, int)
+    return n
 
 
-def _bssplit(j: _Job, o: RawOption, dirs: str) -> List[Tuple[int, float]]:
-    """fio's bssplit: SIZE/PCT entries separated by ':'; entries without a share split what is
-    left equally (as fio does)."""
-    text = _one_value(o, dirs)
+def _bssplit_part(j: _Job, o: RawOption, text: str) -> List[Tuple[int, float]]:
+    """One direction's bssplit, ``SIZE/PCT`` entries separated by ':', read as fio's
+    split_parse_ddir/bssplit_ddir read it: a share is a whole percentage; entries without one
+    split what is left equally. Forms fio reads in a way nobody would mean are refused: a 0
+    share (fio takes it as blank), an empty entry in the middle (fio stops reading there), more
+    than 64 entries (fio drops the rest), shares that do not add up to 100 (fio gives the rest
+    to one entry)."""
+    entries = text.split(":")
+    while entries and not entries[-1].strip():
+        entries.pop()  # a trailing ':' ends the list where fio ends it
+    shown_v = shown(o.value or "")
+    if any(not e.strip() for e in entries):
+        raise o.error(f"bssplit={shown_v}: an empty entry ('::'); fio stops reading the list there and ignores "
+                      f"the entries after it -- remove it")
+    if not entries:
+        raise o.error(f"bssplit={shown_v}: no SIZE/PCT entries")
+    if len(entries) > BSSPLIT_MAX:
+        raise o.error(f"bssplit={shown_v}: {len(entries)} entries; fio reads at most {BSSPLIT_MAX} per direction")
     shares: Dict[int, Optional[float]] = {}
-    for entry in text.split(":"):
-        entry = entry.strip()
-        if not entry:
-            continue
-        size_text, _, pct_text = entry.partition("/")
+    for entry in entries:
+        size_text, _, pct_text = entry.strip().partition("/")
         n = parse_size(o, j.kb_base, value=size_text)
         assert isinstance(n, int)
-        _check_unit(o, n, j, f"size {size_text}")
         pct: Optional[float] = None
         if pct_text.strip():
-            fake = RawOption(o.name, pct_text.strip(), o.where)
-            pct = parse_float(fake)
-            if not (0 <= pct <= 100):
-                raise o.error(f"bssplit={o.value}: share {pct_text} is not a percentage")
+            t = pct_text.strip()
+            if not re.fullmatch(r"[0-9]+", t):
+                raise o.error(f"bssplit={shown_v}: share '{shown(t)}' of {size_text.strip()} is not a whole "
+                              f"percentage (fio reads whole percentages only)")
+            p = parse_int(o, value=t)  # bounded: a 400-digit share is a one-line refusal
+            if p == 0:
+                raise o.error(f"bssplit={shown_v}: a 0 share for {size_text.strip()}: fio reads it as blank and gives that "
+                              f"size an equal part of what is left; leave the share out for that, or drop the size")
+            if p > 100:
+                raise o.error(f"bssplit={shown_v}: share {t} of {size_text.strip()} is more than 100 %")
+            pct = float(p)
         if n in shares:
-            raise o.error(f"bssplit={o.value}: size {size_text} is listed twice")
+            raise o.error(f"bssplit={shown_v}: size {size_text.strip()} is listed twice")
         shares[n] = pct
-    if not shares:
-        raise o.error(f"bssplit={o.value}: no SIZE/PCT entries")
     given = sum(p for p in shares.values() if p is not None)
     missing = [n for n, p in shares.items() if p is None]
-    if given > 100 + 1e-9 or (not missing and abs(given - 100) > 1e-6):
-        raise o.error(f"bssplit={o.value}: the shares add up to {given:g} %, not 100 %")
+    if given > 100 or (not missing and given != 100):
+        raise o.error(f"bssplit={shown_v}: the shares add up to {given:g} %, not 100 %")
     rest = (100 - given) / len(missing) if missing else 0.0
     return sorted((n, p if p is not None else rest) for n, p in shares.items())
 
 
-def _bsrange(j: _Job, o: RawOption, dirs: str) -> Tuple[int, int]:
-    text = _one_value(o, dirs)
+def _bsrange_part(j: _Job, o: RawOption, text: str) -> Tuple[int, int]:
     lo_text, dash, hi_text = text.partition("-")
     if not dash:
-        raise o.error(f"bsrange={o.value}: expected MIN-MAX, e.g. 4k-64k")
+        raise o.error(f"bsrange={shown(o.value or '')}: expected MIN-MAX, e.g. 4k-64k")
     lo, hi = parse_size(o, j.kb_base, value=lo_text), parse_size(o, j.kb_base, value=hi_text)
     assert isinstance(lo, int) and isinstance(hi, int)
-    _check_unit(o, lo, j, "the smallest size")
-    _check_unit(o, hi, j, "the largest size")
     if lo > hi:
-        raise o.error(f"bsrange={o.value}: the smallest size is larger than the largest")
+        raise o.error(f"bsrange={shown(o.value or '')}: the smallest size is larger than the largest")
     return lo, hi
 
 
@@ -366,27 +439,87 @@ class Sizes:
     fields: Dict[str, Any]
 
 
-def _sizes(j: _Job, dirs: str) -> Sizes:
-    split, rng = j.get("bssplit"), j.get("bsrange")
+def _direction_sizes(j: _Job) -> Dict[str, Tuple[Any, Optional[RawOption], str]]:
+    """Each direction's request sizes as fio resolves them, ``d -> (sizes, option, text)`` with
+    sizes ``("mix", ((bytes, pct), ...))`` or ``("range", lo, hi)``: a direction's bssplit entry,
+    else its bsrange entry, else its ``bs`` (fio's default 4096). An empty entry of a
+    ``read,write,trim`` list (``bssplit=4k/50:8k/50,``) is not "as the others" but fio's default,
+    so that direction falls back to ``bs``, as in fio (options.c, str_split_parse). Every entry is
+    read, also those of directions the job does not use (fio reads them all)."""
+    split, rng, bs_opt = j.get("bssplit"), j.get("bsrange"), j.get("bs")
     if split is not None and rng is not None:
         raise rng.error("give bssplit or bsrange, not both")
-    ba = j.get("ba")
-    if split is not None:
-        mix = _bssplit(j, split, dirs)
-        bs = mix[0][0]
-        sizes = Sizes(bs, mix[-1][0], sum(n * p for n, p in mix) / 100,
-                      {"block_sizes": [{"bytes": n, "pct": p} for n, p in mix]})
-    elif rng is not None:
-        lo, hi = _bsrange(j, rng, dirs)
-        sizes = Sizes(lo, hi, (lo + hi) / 2, {"block_range": [lo, hi]} if hi > lo else {})
+    parts = {o.key: _split_dirs(o) for o in (split, rng, bs_opt) if o is not None}
+    out: Dict[str, Tuple[Any, Optional[RawOption], str]] = {}
+    cache: Dict[Tuple[str, str], Any] = {}
+    for d in "rwt":
+        i = _DIR_INDEX[d]
+        for o in (split, rng, bs_opt):
+            if o is None or parts[o.key][i] is None:
+                continue
+            text = parts[o.key][i] or ""
+            key = (o.key, text)
+            if key not in cache:
+                if o is split:
+                    cache[key] = ("mix", tuple(_bssplit_part(j, o, text)))
+                elif o is rng:
+                    lo, hi = _bsrange_part(j, o, text)
+                    cache[key] = ("range", lo, hi) if hi > lo else ("mix", ((lo, 100.0),))
+                else:
+                    cache[key] = ("mix", ((_bs_part(j, o, text), 100.0),))
+            out[d] = (cache[key], o, text)
+            break
+        else:
+            out[d] = (("mix", ((4096, 100.0),)), bs_opt, "4096")  # fio's default bs
+    return out
+
+
+def _describe(d: str, entry: Tuple[Any, Optional[RawOption], str], culprit: RawOption) -> str:
+    _, o, text = entry
+    if o is culprit:
+        return f"{_DIR_NAMES[d]} {shown(text)}"
+    source = "bs" if o is not None else "fio's default bs"
+    return f"{_DIR_NAMES[d]} {shown(text)} from {source}"
+
+
+def _sizes(j: _Job, dirs: str) -> Sizes:
+    per_dir = _direction_sizes(j)
+    used = {per_dir[d][0] for d in dirs}
+    culprit = j.get("bssplit") or j.get("bsrange") or j.get("bs")
+    if len(used) > 1:
+        assert culprit is not None
+        which = ", ".join(_describe(d, per_dir[d], culprit) for d in dirs)
+        if culprit.key == "bs":
+            raise culprit.error(f"bs={shown(culprit.value or '')}: the simulator runs one request size per job; use the "
+                                f"same size for every direction this rw uses ({which})")
+        empty = any(per_dir[d][1] is not culprit for d in dirs)
+        raise culprit.error(f"{culprit.name}={shown(culprit.value or '')}: different values per direction are not "
+                            f"supported by the simulator ({which}"
+                            f"{'; as in fio, an empty entry leaves a direction at bs' if empty else ''}); give the "
+                            f"same sizes for every direction this rw uses")
+    sizes_desc, o, text = per_dir[dirs[0]]
+    if o is None:
+        o = RawOption("bs", "4096", j.job.where)
+    if sizes_desc[0] == "range":
+        lo, hi = sizes_desc[1], sizes_desc[2]
+        _check_unit(o, lo, j, "the smallest size")
+        _check_unit(o, hi, j, "the largest size")
+        sizes = Sizes(lo, hi, (lo + hi) / 2, {"block_range": [lo, hi]})
     else:
-        bs = _block_bytes(j, dirs)
-        sizes = Sizes(bs, bs, float(bs), {})
-    if ba is not None:
-        bav = parse_size(ba, j.kb_base)
-        if bav != sizes.bs:
-            raise ba.error(f"ba={ba.value}: alignment other than the (smallest) block size is not supported by the "
-                           f"simulator")
+        mix = list(sizes_desc[1])
+        for n, _ in mix:
+            _check_unit(o, n, j, f"size {format_size(n)}" if o.key == "bssplit" else None)
+        if len(mix) == 1:
+            sizes = Sizes(mix[0][0], mix[0][0], float(mix[0][0]), {})
+        else:
+            sizes = Sizes(mix[0][0], mix[-1][0], sum(n * p for n, p in mix) / 100,
+                          {"block_sizes": [{"bytes": n, "pct": p} for n, p in mix]})
+    ba = j.get("ba")
+    if ba is not None:  # fio's ba: per direction; an empty entry is fio's default, the block size
+        aligns = [parse_size(ba, j.kb_base, value=t) if t is not None else None for t in _split_dirs(ba)]
+        if any(aligns[_DIR_INDEX[d]] not in (None, sizes.bs) for d in dirs):
+            raise ba.error(f"ba={shown(ba.value or '')}: alignment other than the (smallest) block size is not "
+                           f"supported by the simulator")
     return sizes
 
 
@@ -470,6 +603,23 @@ def _per_dir_value(o: RawOption, dirs: str) -> Optional[str]:
     return used.pop()
 
 
+def _seconds(o: RawOption, who: str) -> float:
+    """A time option in seconds, at most the core's `MAX_SCHEDULED_SECONDS`."""
+    v = parse_time_us(o, 1_000_000) / 1e6
+    if v > MAX_SCHEDULED_SECONDS:
+        raise o.error(f"{who}: {o.name}={shown(o.value or '')} is {v:g} s, more than the {MAX_SCHEDULED_SECONDS:g} s a "
+                      f"simulated drive can be scheduled for")
+    return v
+
+
+def _check_intervals(o: RawOption, who: str, seconds: float, log_msec: int) -> None:
+    """A timed phase records one series interval per log window: at most `MAX_INTERVALS`."""
+    n = math.ceil(seconds * 1000.0 / log_msec)
+    if n > MAX_INTERVALS:
+        raise o.error(f"{who}: {o.name}={shown(o.value or '')} at log_avg_msec={log_msec} is {n} series intervals, more "
+                      f"than the {MAX_INTERVALS} one phase may record; shorten it or raise log_avg_msec")
+
+
 def _round_down(n: int, unit: int) -> int:
     return n // unit * unit
 
@@ -504,23 +654,26 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         raise seq.error(f"rw_sequencer={seq.value}: only 'sequential' is supported by the simulator")
     rd = j.get("random_distribution")
     pr = j.get("percentage_random")
-    if pr is not None:
-        want = "100" if pattern == "random" else "0"
-        if (pr.value or "").strip() not in (want, want + "%"):
-            raise pr.error(f"percentage_random={pr.value}: mixing random and sequential offsets is not supported by the simulator")
+    if pr is not None:  # fio's percentage_random=int[,int][,int], each 0..100
+        want = 100 if pattern == "random" else 0
+        shares = [None if t is None else parse_int(pr, 0, 100, value=t[:-1] if t.endswith("%") else t)
+                  for t in _split_dirs(pr)]
+        if any(shares[_DIR_INDEX[d]] not in (None, want) for d in dirs):
+            raise pr.error(f"percentage_random={shown(pr.value or '')}: mixing random and sequential offsets is not "
+                           f"supported by the simulator")
 
     plan_notes: List[str] = []
     requirements: List[Requirement] = []
 
     # mix
     read_fraction = 0.5
+    read_pct = 50
+    for o in job.global_options + job.own_options:  # checked for every rw, as fio checks them (0..100)
+        if o.key == "rwmixread":
+            read_pct = parse_int(o, 0, 100)
+        elif o.key == "rwmixwrite":
+            read_pct = 100 - parse_int(o, 0, 100)
     if core_rw == "mixed":
-        read_pct = 50
-        for o in job.global_options + job.own_options:
-            if o.key == "rwmixread":
-                read_pct = parse_int(o, 0, 100)
-            elif o.key == "rwmixwrite":
-                read_pct = 100 - parse_int(o, 0, 100)
         read_fraction = read_pct / 100.0
         if pattern == "sequential":
             plan_notes.append(f"{who}: sequential reads and writes share one cursor (fio keeps one per direction)")
@@ -612,7 +765,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     else:
         amount = span
     loops_opt = j.get("loops")
-    loops = parse_int(loops_opt, 1) if loops_opt is not None else 1
+    loops = parse_int(loops_opt, 1, 2**32 - 1) if loops_opt is not None else 1
     amount *= loops
     if amount > MAX_SIZE:
         culprit = loops_opt or io_opt or size_opt or filesize_opt
@@ -645,18 +798,29 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     elif runtime_s is not None:
         duration_s = runtime_s
     nios_opt = j.get("number_ios")
-    io_limit = parse_int(nios_opt, 1) if nios_opt is not None else None
+    io_limit = parse_int(nios_opt, 1, MAX_NUMBER_IOS) if nios_opt is not None else None
     if byte_limit == span and duration_s is None and io_limit is None:
         byte_limit = None  # the core's own rule: no limit at all is one pass over the span
+    planned_bytes: Optional[int] = None
+    work_option: Optional[RawOption] = None
+    if duration_s is None:  # bounded by bytes or IOs only: what it moves, for plan's work bound
+        planned_bytes = byte_limit if byte_limit is not None else span
+        work_option = loops_opt if loops > 1 else (io_opt or size_opt or filesize_opt)
+        if io_limit is not None and io_limit * sizes.largest < planned_bytes:
+            planned_bytes, work_option = io_limit * sizes.largest, nios_opt
 
     # host think time and rate
     think_us = 0.0
     tt = j.get("thinktime")
     if tt is not None:
         think_us = float(parse_time_us(tt, 1))
+        if think_us > MAX_OP_US:
+            raise tt.error(f"thinktime={shown(tt.value or '')}: {think_us:g} us is more than the simulator's longest host "
+                           f"think time, {MAX_OP_US:g} us (one second)")
         tb = j.get("thinktime_blocks")
-        if tb is not None and parse_int(tb, 1) != 1:
-            raise tb.error(f"thinktime_blocks={tb.value}: only 1 (fio's default) is supported by the simulator")
+        if tb is not None and parse_int(tb) != 1:
+            raise tb.error(f"thinktime_blocks={shown(tb.value or '')}: only 1 (fio's default) is supported by the "
+                           f"simulator")
         if think_us > 0 and depth > 1:
             plan_notes.append(f"{who}: thinktime after every block caps the queue depth at 1, as in fio (thinktime_blocks=1)")
             depth = 1
@@ -671,11 +835,11 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
 
         def iops(text: str, o: RawOption = o) -> float:
             fake = RawOption(o.name, text, o.where)
-            n = parse_int(fake, 1) if o is ri else parse_size(fake, j.kb_base)
+            n = parse_int(fake, 1, MAX_RATE_IOPS) if o is ri else parse_size(fake, j.kb_base)
             assert isinstance(n, int)
             r = float(n) if o is ri else n / sizes.mean
             if r < 1:
-                raise o.error(f"{o.name}={o.value}: below one {format_size(bs)} request per second; the simulator's "
+                raise o.error(f"{o.name}={shown(o.value or '')}: below one {format_size(bs)} request per second; the simulator's "
                               f"lowest rate is 1 IOPS")
             return r
 
@@ -752,9 +916,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         limit = parse_float(fake)
         if not (limit >= 0 and math.isfinite(limit)):
             raise where.error(f"steadystate={text}: the limit must be zero or more")
-        window_s = parse_time_us(ss_dur_opt, 1_000_000) / 1e6
+        window_s = _seconds(ss_dur_opt, who)
         ramp_opt = j.get("steadystate_ramp_time")
-        ramp_s = parse_time_us(ramp_opt, 1_000_000) / 1e6 if ramp_opt is not None else 0.0
+        ramp_s = _seconds(ramp_opt, who) if ramp_opt is not None else 0.0
         iv = j.get("steadystate_check_interval")
         if iv is not None and parse_time_us(iv, 1_000_000) != 1_000_000:
             raise iv.error(f"ss_interval={iv.value}: only the default 1s check interval is supported by the simulator")
@@ -783,7 +947,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
             prefix = (o.value or "").strip() or name
             logs.append(LogSpec(kind, prefix))
     lam = j.get("log_avg_msec")
-    log_msec = parse_int(lam, 0) if lam is not None else 0
+    log_msec = parse_int(lam, 0, MAX_LOG_MSEC) if lam is not None else 0
     if log_msec == 0:
         if logs:
             plan_notes.append(
@@ -791,6 +955,9 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
                 f"(set log_avg_msec to choose the window)"
             )
         log_msec = DEFAULT_LOG_MSEC
+    if duration_s is not None:
+        assert runtime_opt is not None
+        _check_intervals(runtime_opt, who, duration_s, log_msec)
     lwv = j.get("log_window_value")
     if lwv is not None and (lwv.value or "").strip() not in ("avg", "0"):
         raise lwv.error(f"{lwv.name}={lwv.value}: only 'avg' windows are supported by the simulator")
@@ -802,10 +969,7 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     percentiles = DEFAULT_PERCENTILES
     pl = j.get("percentile_list")
     if pl is not None:
-        try:
-            wanted = tuple(float(x) for x in (pl.value or "").split(":") if x.strip())
-        except ValueError:
-            raise pl.error(f"percentile_list={pl.value}: expected numbers separated by ':'") from None
+        wanted = tuple(parse_float(pl, value=x) for x in (pl.value or "").split(":") if x.strip())
         known = set(DEFAULT_PERCENTILES) | {100.0}
         bad = [p for p in wanted if p not in known]
         if bad or not wanted:
@@ -867,12 +1031,13 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     if sd is not None:
         if sd.value and any(c in sd.value for c in "-:"):
             raise sd.error(f"startdelay={sd.value}: ranges are not supported by the simulator")
-        delay = parse_time_us(sd, 1_000_000) / 1e6
+        delay = _seconds(sd, who)
         if delay > 0:
             steps.append({"step": "idle", "seconds": delay})
     rt = j.get("ramp_time")
     if rt is not None:
-        ramp = parse_time_us(rt, 1_000_000) / 1e6
+        ramp = _seconds(rt, who)
+        _check_intervals(rt, who, ramp, log_msec)
         if ramp > 0:
             warm = dict(workload, label=f"{name} (ramp)", duration_s=ramp, byte_limit=None, io_limit=None)
             warm.pop("steady_state", None)
@@ -888,8 +1053,28 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
         log_prio=log_prio, per_job_logs=per_job_logs, percentiles=percentiles,
         clat_percentiles=clat_pct, lat_percentiles=lat_pct,
         steady_state=steady, steady_state_text=steady_text, requirements=requirements,
-        notes=plan_notes,
+        notes=plan_notes, planned_bytes=planned_bytes, work_option=work_option,
     )
+
+
+def _refuse_work(p: JobPlan, clones: int, planned: int, user_bytes: int, numjobs: Optional[RawOption]) -> None:
+    """The job file's byte- or IO-limited jobs plan more than `WORK_CAPACITIES` drive capacities of IO."""
+    bound = WORK_CAPACITIES * user_bytes
+    per = p.planned_bytes or 0
+    before = planned - per * clones
+    o = p.work_option
+    if clones > 1 and numjobs is not None and before + per <= bound:
+        o = numjobs  # one clone would fit: the clones are what crosses the bound
+    where = o.error if o is not None else (lambda m: SsdlabError(f"{p.job.where}: {m}"))
+    what = f"{o.name}={shown(o.value or '')}: " if o is not None else ""
+    amount = f"{format_size(per)} of IO"
+    if clones > 1:
+        amount += f" in each of {clones} clones (numjobs), {format_size(per * clones)} in all"
+    if before:
+        amount += f", {format_size(planned)} with the jobs before it"
+    raise where(f"{what}job '{p.name}' plans {amount}: more than the {format_size(bound)} ({WORK_CAPACITIES} x the "
+                f"drive's {format_size(user_bytes)}) ssdlab simulates for jobs without runtime=; lower loops, "
+                f"io_size, number_ios or numjobs, or add runtime= to bound the job by time")
 
 
 def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
@@ -906,6 +1091,7 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
     plans: List[JobPlan] = []
     together: List[List[int]] = []
     groupid = 0
+    planned = 0  # bytes planned by the jobs without runtime=, clones included
     for i, job in enumerate(jobs):
         for h in _check_known(job):
             if h not in host_used:
@@ -922,6 +1108,11 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
         nj = j.get("numjobs")
         clones = parse_int(nj, 1, 4096) if nj is not None else 1
         first = _job_plan(j, user_bytes, groupid, notes)
+        _check_values(j)
+        if first.planned_bytes is not None and j.get("read_iolog") is None:
+            planned += first.planned_bytes * clones
+            if planned > WORK_CAPACITIES * user_bytes:
+                _refuse_work(first, clones, planned, user_bytes, j.get("numjobs"))
         log = j.get("read_iolog")
         if log is not None:
             if clones > 1 or not stonewall or (i + 1 < len(jobs) and not _is_set(_Job(jobs[i + 1]), "stonewall")
@@ -960,6 +1151,13 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
             together[-1].extend(indices)
         plans.extend(members)
     for group in together:
+        locked = [lf for lf in (plans[k].job.get("lockfile") for k in group)
+                  if lf is not None and (lf.value or "").strip() != "none"]
+        if len(group) > 1 and locked:
+            lf = locked[0]
+            raise lf.error(f"lockfile={shown(lf.value or '')}: fio would serialize the IO of the jobs that run at the same "
+                           f"time on the one file; the simulator runs them without a lock -- remove lockfile, or add "
+                           f"'stonewall' (and numjobs=1) so the job runs alone")
         intervals = {plans[k].workload["interval_ms"] for k in group}
         if len(intervals) > 1:
             raise SsdlabError(f"{plans[group[0]].job.where}: jobs that run at the same time must log at the same "
