@@ -177,6 +177,8 @@ def test_number_ios_is_refused_at_the_job_file_with_its_bound() -> None:
     ("[global]\nbs=" + "9" * 400 + "\n[j]\nrw=randwrite\nbs=4k\n", "job.fio:2: bs: 999999999999"),  # overridden: still read
     ("[j]\nrw=randwrite\nnice=20\n", "job.fio:3: nice=20: must be at most 19"),
     ("[j]\nrw=randwrite\nsteadystate=inf\n", "job.fio:3: steadystate=inf: expected CRITERION:LIMIT"),
+    ("[j]\nrw=randwrite\nbs=64m\n", "job.fio:3: bs=64m: requests of 64 MiB are larger than the 32 MiB"),
+    ("[j]\nrw=randwrite\nnorandommap\nbssplit=4k/50:64m/50\n", "job.fio:4: bssplit=4k/50:64m/50: requests of 64 MiB"),
 ])
 def test_values_beyond_fio_or_the_simulator_are_one_line_naming_the_option(text: str, needle: str) -> None:
     assert needle in refusal(text)

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab.errors import SsdlabError
 from ssdlab import _core
-from ssdlab.limits import MAX_INTERVALS, MAX_SCHEDULED_SECONDS
+from ssdlab.limits import MAX_BLOCK_BYTES, MAX_INTERVALS, MAX_SCHEDULED_SECONDS
 from ssdlab.sizes import MAX_SIZE, format_size
 from ssdlab.fio import options as opts
 from ssdlab.fio.jobfile import (
@@ -514,6 +514,9 @@ def _sizes(j: _Job, dirs: str) -> Sizes:
         else:
             sizes = Sizes(mix[0][0], mix[-1][0], sum(n * p for n, p in mix) / 100,
                           {"block_sizes": [{"bytes": n, "pct": p} for n, p in mix]})
+    if sizes.largest > MAX_BLOCK_BYTES:
+        raise o.error(f"{o.name}={shown(o.value or '')}: requests of {format_size(sizes.largest)} are larger than the "
+                      f"{format_size(MAX_BLOCK_BYTES)} a drive takes in one command; use smaller sizes")
     ba = j.get("ba")
     if ba is not None:  # fio's ba: per direction; an empty entry is fio's default, the block size
         aligns = [parse_size(ba, j.kb_base, value=t) if t is not None else None for t in _split_dirs(ba)]
