@@ -387,6 +387,19 @@ def test_a_job_file_may_plan_at_most_100_drive_capacities_without_runtime() -> N
     plan("[w]\nrw=randwrite\nnorandommap\nloops=1000\nnumber_ios=1000\n")
 
 
+def test_jobs_that_run_together_and_jobs_in_a_file_are_bounded() -> None:
+    # numjobs=4096 (the former bound) ran 4096 members together and took 6.6 GB for a 1 s run
+    assert "job.fio:4: job 'j' makes 257 jobs run at the same time" in \
+        refusal("[j]\nrw=randwrite\nnorandommap\nnumjobs=257\nruntime=1\n")
+    assert len(plan("[j]\nrw=randwrite\nnorandommap\nnumjobs=256\nruntime=1\n").jobs) == 256
+    many = "[global]\nrw=randwrite\nnorandommap\nruntime=1\n" + "".join(f"[j{i}]\n" for i in range(257))
+    assert refusal(many).startswith("job.fio:261: job 'j256' makes 257 jobs run at the same time")
+    many = ("[global]\nrw=randwrite\nnorandommap\nruntime=1\nstonewall\n" +
+            "".join(f"[j{i}]\nnumjobs=64\n" for i in range(65)))
+    assert "job.fio:135: job 'j64' makes 4160 jobs in the file (numjobs clones included); fio runs at most 4096" \
+        in refusal(many)
+
+
 def test_the_work_bound_through_the_cli(tmp_path: Path) -> None:
     (tmp_path / "job.fio").write_text("[w]\nrw=write\nsize=1g\nloops=100000\n")
     # A process with a timeout: without the bound this job would run for hours.

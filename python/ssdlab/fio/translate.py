@@ -87,6 +87,11 @@ MAX_LOG_MSEC = 2**32 - 1
 """fio's largest log_avg_msec (an unsigned 32-bit number of milliseconds)."""
 WORK_CAPACITIES = 100
 """The most IO a job file may plan in jobs without ``runtime=``, in drive capacities (docs/fio.md)."""
+MAX_JOBS = 4096
+"""The most jobs in a job file, numjobs clones included: fio's own (REAL_MAX_JOBS)."""
+MAX_TOGETHER = 256
+"""The most jobs that run at the same time on the simulated drive (memory: each member of a run
+keeps its own statistics, about 1.6 MB, so 4096 of them took 6.6 GB)."""
 
 _RW = {
     # fio rw -> (ssdlab rw, pattern, directions used: "r", "w", "t")
@@ -1060,6 +1065,19 @@ def _job_plan(j: _Job, user_bytes: int, groupid: int, notes: List[str]) -> JobPl
     )
 
 
+def _check_job_count(job: JobDef, numjobs: Optional[RawOption], clones: int, total: int, together: int) -> None:
+    """At most `MAX_JOBS` jobs in a file (fio's own limit), at most `MAX_TOGETHER` at the same time."""
+    o = numjobs if numjobs is not None and clones > 1 else None
+    where = o.error if o is not None else (lambda m: SsdlabError(f"{job.where}: {m}"))
+    if total > MAX_JOBS:
+        raise where(f"job '{job.name}' makes {total} jobs in the file (numjobs clones included); fio runs at most "
+                    f"{MAX_JOBS} -- lower numjobs or split the file")
+    if together > MAX_TOGETHER:
+        raise where(f"job '{job.name}' makes {together} jobs run at the same time (numjobs clones, and jobs without "
+                    f"stonewall between them); the simulator runs at most {MAX_TOGETHER} together (each keeps its "
+                    f"own statistics in memory, about 1.6 MB) -- lower numjobs or add 'stonewall'")
+
+
 def _refuse_work(p: JobPlan, clones: int, planned: int, user_bytes: int, numjobs: Optional[RawOption]) -> None:
     """The job file's byte- or IO-limited jobs plan more than `WORK_CAPACITIES` drive capacities of IO."""
     bound = WORK_CAPACITIES * user_bytes
@@ -1131,6 +1149,8 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
                    else "at its recorded times, open loop")
             first.notes.append(f"job '{job.name}': replays {text} ({how}); rw, bs and size do not apply")
         first.group_reporting = _is_set(j, "group_reporting")
+        _check_job_count(job, j.get("numjobs"), clones, len(plans) + clones,
+                         clones + (len(together[-1]) if together and not stonewall else 0))
         members = [first]
         for c in range(1, clones):
             clone = copy.deepcopy(first)
