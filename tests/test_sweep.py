@@ -22,7 +22,7 @@ from ssdlab.sweep.table import MANIFEST, POINT_RECORD, TABLE
 SPEC: Dict[str, Any] = {
     "scenario": "consistency",
     "base": {"capacity": "2GiB", "duration": 30},
-    "grid": {"drive": ["mlc-256", "active-gc"], "spare_area": [0, 25, 100], "gc": ["greedy", "fifo"]},
+    "grid": {"drive": ["mlc-256", "active-gc"], "spare_area": [0, 25, 99.99999], "gc": ["greedy", "fifo"]},
 }
 VARYING_FIGURES = ["iops_steady_mean", "write_amplification", "steady_write_amplification", "latency_p99_us"]
 
@@ -43,8 +43,9 @@ def test_one_row_per_point_with_the_failed_ones_in_the_error_column(swept: Any) 
     assert list(table.columns[:4]) == ["point", "drive", "spare_area", "gc"]
     assert list(table.columns[-2:]) == ["wall_seconds", "error"]
     failed = table[table["error"].notna()]
-    assert sorted(failed["spare_area"]) == [100] * 4 and swept.failed == 4
-    assert all(e == "spare area must be at least 0 and below 100 percent, got 100" for e in failed["error"])
+    assert sorted(failed["spare_area"]) == [99.99999] * 4 and swept.failed == 4
+    assert all(e == "spare area of 99.99999% leaves nothing to test on a drive of 2147483648 bytes"
+               for e in failed["error"])
     assert failed["iops_steady_mean"].isna().all()
     ok = table[table["error"].isna()]
     assert len(ok) == 8
@@ -103,7 +104,7 @@ def test_a_rerun_skips_what_is_done_and_reruns_the_rest_with_the_same_numbers(sw
     # worker instead of two, alone or in another order, its numbers are the same
     for name in ("drive=mlc-256,spare_area=25,gc=fifo", "drive=active-gc,spare_area=0,gc=greedy"):
         (out / "points" / name / POINT_RECORD).unlink()
-    shutil.rmtree(out / "points" / "drive=active-gc,spare_area=100,gc=greedy")
+    shutil.rmtree(out / "points" / "drive=active-gc,spare_area=99.99999,gc=greedy")
     (out / "points" / "drive=mlc-256,spare_area=25,gc=fifo" / "summary.json").write_text("{}", encoding="utf-8")
     resumed = ssdlab.sweep(SPEC, out, workers=1)
     assert resumed.ran == 3 and resumed.skipped == 9 and resumed.workers == 1
@@ -157,7 +158,7 @@ def test_the_charts_draw_the_numbers_of_the_table(swept: Any) -> None:
     assert sorted(lines) == sorted(f"drive {d}, gc {g}" for d in ("mlc-256", "active-gc") for g in ("greedy", "fifo"))
     line = lines["drive active-gc, gc fifo"]
     rows = swept.table[(swept.table["drive"] == "active-gc") & (swept.table["gc"] == "fifo")]
-    np.testing.assert_array_equal(line.get_xdata(), [0, 25, 100])
+    np.testing.assert_array_equal(line.get_xdata(), [0, 25, 99.99999])
     np.testing.assert_array_equal(line.get_ydata()[:2], rows["iops_steady_mean"].to_numpy()[:2])
     assert np.isnan(line.get_ydata()[2])  # the failed point is a gap
     assert line.get_linestyle() != lines["drive active-gc, gc greedy"].get_linestyle()
@@ -207,10 +208,10 @@ def test_fio_points_run_the_job_file(tmp_path: Path) -> None:
 
 def test_a_failing_point_is_an_outcome_not_an_exception() -> None:
     spec = ssdlab.sweep.load_spec({"scenario": "consistency", "base": {"capacity": "2GiB"},
-                                   "grid": {"spare_area": [100]}})
+                                   "grid": {"spare_area": [99.99999]}})
     point = spec.points[0]
     outcome = run_point(Task(spec.scenario, point.name, point.prepared, point.label, ssdlab.__version__))
-    assert outcome.error == "spare area must be at least 0 and below 100 percent, got 100"
+    assert outcome.error == "spare area of 99.99999% leaves nothing to test on a drive of 2147483648 bytes"
     assert outcome.files == {} and outcome.figures == {}
     stale = run_point(Task(spec.scenario, point.name, point.prepared, point.label, "0.0.0-other"))
     assert stale.fatal and "install the same ssdlab on every worker" in (stale.error or "")

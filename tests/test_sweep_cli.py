@@ -24,7 +24,7 @@ scenario = "consistency"
 capacity = "2GiB"
 duration = 30
 [grid]
-spare_area = [0, 25, 100]
+spare_area = [0, 25, 99.99999]
 gc = ["greedy", "fifo"]
 """
 START_TIMEOUT_S = 60
@@ -90,8 +90,8 @@ def test_a_sweep_on_a_separately_started_scheduler_with_two_workers(scheduler: s
         f"  6 points: 4 with results, 2 failed; 6 run now in {run.stdout.split(' run now in ')[1].split(' s')[0]} s on "
         f"the Dask scheduler at {scheduler}, 0 done before",
     ]
-    assert "  failed: spare area must be at least 0 and below 100 percent, got 100 (spare_area=100,gc=greedy, " \
-           "spare_area=100,gc=fifo)" in run.stdout
+    assert "  failed: spare area of 99.99999% leaves nothing to test on a drive of 2147483648 bytes " \
+           "(spare_area=99.99999,gc=greedy, spare_area=99.99999,gc=fifo)" in run.stdout
     table = pd.read_parquet(tmp_path / "study" / "results.parquet")
     assert len(table) == 6 and table["error"].notna().sum() == 2
     # a point's numbers are those of a single run on this machine

@@ -18,7 +18,7 @@ capacity = "16GiB"
 duration = 600
 [grid]
 drive = ["mlc-256", "active-gc"]
-spare_area = [0, 25, 100]
+spare_area = [0, 25, 99.99999]
 gc = ["greedy", "fifo"]
 """
 
@@ -35,7 +35,7 @@ def test_the_issue_spec_gives_twelve_named_points_in_grid_order(tmp_path: Path) 
     assert spec.varying == ["drive", "spare_area", "gc"]
     assert spec.points[0].name == "drive=mlc-256,spare_area=0,gc=greedy"
     assert spec.points[1].name == "drive=mlc-256,spare_area=0,gc=fifo"  # the last key varies fastest
-    assert spec.points[-1].name == "drive=active-gc,spare_area=100,gc=fifo"
+    assert spec.points[-1].name == "drive=active-gc,spare_area=99.99999,gc=fifo"
     assert len({p.name for p in spec.points}) == 12
     p = spec.points[3]
     assert p.values == {"drive": "mlc-256", "spare_area": 25, "gc": "fifo"}
@@ -50,7 +50,7 @@ def test_a_dict_spec_is_the_same_spec(tmp_path: Path) -> None:
     from_dict = load_spec({
         "scenario": "consistency",
         "base": {"capacity": "16GiB", "duration": 600},
-        "grid": {"drive": ["mlc-256", "active-gc"], "spare_area": [0, 25, 100], "gc": ["greedy", "fifo"]},
+        "grid": {"drive": ["mlc-256", "active-gc"], "spare_area": [0, 25, 99.99999], "gc": ["greedy", "fifo"]},
     })
     assert from_dict.hash == from_file.hash
     assert [p.name for p in from_dict.points] == [p.name for p in from_file.points]
@@ -142,7 +142,7 @@ BAD = [
     ('scenario = "fio"\n[grid]\ngc = ["fifo"]\n', r"the fio scenario needs jobfile"),
     ('scenario = "fio"\n[base]\njobfile = "nope.fio"\n[grid]\ngc = ["fifo"]\n', r"no such job file"),
     ('scenario = "wa"\n[base]\ndrive_file = "nope.toml"\n[grid]\ngc = ["fifo"]\n', r"drive file .*no such file"),
-    ('scenario = "wa"\n[grid]\nseed = [-1]\n', r"\[grid\] seed\[0\] = -1: must be from 0"),
+    ('scenario = "wa"\n[grid]\nseed = [-1]\n', r"\[grid\] seed\[0\] = -1: must be a whole number from 0"),
     ('scenario = "wa"\n[grid]\ndrive = ["mlc-256", "nope"]\n', r"\[grid\] drive\[1\] = \"nope\": not a drive preset"),
     ('scenario = "consistency"\n[grid]\ndrive = ["mlc-256"]\ndrive_file = ["x.toml"]\n', r"drive file .*no such file"),
     ('scenario = "wa"\n[base]\ndrive = "mlc-256"\n[[points]]\ndrive_file = "d.toml"\n',

@@ -65,7 +65,7 @@ def _digest(options: Mapping[str, Any]) -> str:
 
 def point_name(values: Mapping[str, Any]) -> str:
     """The directory name of a point whose varying keys have `values` (before collisions)."""
-    name = ",".join(f"{key}={_safe(_text(key, value))}" for key, value in values.items())
+    name = ",".join(f"{_safe(key)}={_safe(_text(key, value))}" for key, value in values.items())
     if len(name) > MAX_NAME:
         name = f"{name[: MAX_NAME - 9]}~{_digest(dict(values))}"
     return name

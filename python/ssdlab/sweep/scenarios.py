@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
+from ssdlab.limits import parse_number
 from ssdlab.sizes import parse_size
 
 __all__ = ["DRIVE_OPTIONS", "SCENARIOS", "BadValue", "Option", "Scenario", "drive_config", "flag", "number", "path",
@@ -92,8 +93,91 @@ def _words(value: Any, spec_dir: Path) -> List[str]:
     if isinstance(value, str):
         return [w.strip() for w in value.split(",") if w.strip()]
     if isinstance(value, list) and all(isinstance(w, str) for w in value):
-        return [w.strip() for w in value]
+        words = [w.strip() for w in value]
+        if "" in words:
+            raise BadValue("holds an empty string; give each item a name, or remove it")
+        return words
     raise BadValue("must be a string or a list of strings")
+
+
+def _then(value: Any, spec_dir: Path) -> List[str]:
+    """torture's further actions, each ``pass`` or ``idle:MINUTES``: checked by the command line's
+    ``--then`` type, given the actions joined as that option takes them (or, where the option takes
+    plain text, by the core's rule: minutes a positive number), so a bad action is a spec error,
+    not a failed point."""
+    import click
+
+    actions = _words(value, spec_dir)
+    for action in actions:
+        if "," in action:
+            shown = action if len(action) <= 40 else f"{action[:37]}..."
+            raise BadValue(f"the action {shown!r} holds a comma; give each action as a string of its own, e.g. "
+                           '["pass", "idle:120"]')
+    cli_type = CliValue("torture", "then").type()
+    if actions and not isinstance(cli_type, click.types.StringParamType):
+        try:
+            cli_type.convert(",".join(actions), None, None)  # the very text --then would be given
+        except click.BadParameter as err:
+            raise BadValue(" ".join(str(err.message).split())) from None
+        return actions
+    for action in actions:
+        shown = action if len(action) <= 40 else f"{action[:37]}..."
+        minutes = None
+        if action.startswith("idle:"):
+            try:
+                minutes = parse_number(action[len("idle:"):], "idle minutes")
+            except SsdlabError:
+                minutes = None
+        if action != "pass" and (minutes is None or minutes <= 0):
+            raise BadValue(f"unknown torture action {shown!r}: use 'pass' or 'idle:MINUTES' with a positive number "
+                           'of minutes, e.g. ["pass", "idle:120"]')
+    return actions
+
+
+@dataclass(frozen=True)
+class CliValue:
+    """The converter of a command-line option: the very click type `ssdlab COMMAND --PARAM` checks
+    its value with (``ssdlab.cli_values``, bounded by ``ssdlab.limits``), so a spec refuses what
+    the command line refuses, with the same reason. `kind` says what TOML type the key takes:
+    ``number`` (an int or a float), ``whole`` (an int) or ``size`` (a size string or a number of
+    bytes); a TOML string is never read as a number (``qd = "32"`` is a mistake, as in a typed
+    file it would be)."""
+
+    command: str
+    param: str
+    kind: str = "number"
+
+    def __call__(self, value: Any, spec_dir: Path) -> Any:
+        import click
+
+        if isinstance(value, bool):
+            raise BadValue(_KIND_TEXT[self.kind])
+        if self.kind == "whole" and not isinstance(value, int):
+            raise BadValue(_KIND_TEXT[self.kind])
+        if self.kind == "number" and not isinstance(value, (int, float)):
+            raise BadValue(_KIND_TEXT[self.kind])
+        if self.kind == "size" and not isinstance(value, (int, str)):
+            raise BadValue(_KIND_TEXT[self.kind])
+        if isinstance(value, int) and not -2**64 < value < 2**64:
+            raise BadValue("is beyond 64 bits; give a smaller number")
+        try:
+            return self.type().convert(value, None, None)
+        except click.BadParameter as err:
+            raise BadValue(" ".join(str(err.message).split())) from None
+        except SsdlabError as err:
+            raise BadValue(str(err)) from None
+
+    def type(self) -> Any:
+        """The click type of the command's option (looked up when first used: importing the CLI
+        costs ~60 ms, and only a spec's client needs it)."""
+        from ssdlab.cli import cli
+
+        command = cli.commands[self.command]
+        return next(p for p in command.params if p.name == self.param).type
+
+
+_KIND_TEXT = {"number": "must be a number", "whole": "must be a whole number",
+              "size": 'must be a size such as "16GiB" or a number of bytes'}
 
 
 def _preset(value: Any, spec_dir: Path) -> str:
@@ -147,10 +231,10 @@ number, whole, size, flag, words, path = _number, _whole, _size, _flag, _words, 
 DRIVE_OPTIONS: Tuple[Option, ...] = (
     Option("drive", _preset),
     Option("drive_file", _drive_file),
-    Option("capacity", _size, "size"),
-    Option("op", _number, "number"),
+    Option("capacity", CliValue("consistency", "capacity", "size"), "size"),
+    Option("op", CliValue("consistency", "op"), "number"),
     Option("gc", _gc),
-    Option("seed", _seed, "number"),
+    Option("seed", CliValue("consistency", "seed", "whole"), "number"),
 )
 """The simulated-drive options every scenario takes (the commands' --drive ... --seed)."""
 
@@ -275,10 +359,10 @@ register(
         name="consistency",
         options=DRIVE_OPTIONS
         + (
-            Option("spare_area", _number, "number"),
-            Option("qd", _whole, "number"),
-            Option("duration", _number, "number"),
-            Option("block_size", _size, "size"),
+            Option("spare_area", CliValue("consistency", "spare_area"), "number"),
+            Option("qd", CliValue("consistency", "qd", "whole"), "number"),
+            Option("duration", CliValue("consistency", "duration"), "number"),
+            Option("block_size", CliValue("consistency", "block_size", "size"), "size"),
         ),
         run=_run_consistency,
         figures=_consistency_figures,
@@ -345,13 +429,13 @@ def _run_torture(options: Dict[str, Any]) -> Any:
     return torture(drive_config(options), **kwargs)
 
 
-_MINUTES = Option("torture_minutes", _number, "number")
-_COMPRESSIBILITY = Option("compressibility", _number, "number")
+_COMPRESSIBILITY = Option("compressibility", CliValue("hdtach", "compressibility"), "number")
 
 register(
     Scenario(
         name="hdtach",
-        options=DRIVE_OPTIONS + (_MINUTES, _COMPRESSIBILITY),
+        options=DRIVE_OPTIONS + (Option("torture_minutes", CliValue("hdtach", "torture_minutes"), "number"),
+                                 _COMPRESSIBILITY),
         run=_run_hdtach,
         figures=_hdtach_figures,
         metrics=(("tortured_pct_of_clean", "after torture, % of clean"), ("clean_avg_mb_s", "clean pass, MB/s")),
@@ -364,10 +448,10 @@ register(
         name="torture",
         options=DRIVE_OPTIONS
         + (
-            _MINUTES,
-            Option("idle_minutes", _number, "number"),
+            Option("torture_minutes", CliValue("torture", "torture_minutes"), "number"),
+            Option("idle_minutes", CliValue("torture", "idle_minutes"), "number"),
             Option("pass_after_torture", _flag),
-            Option("then", _words),
+            Option("then", _then),
             Option("trim", _flag),
             _COMPRESSIBILITY,
         ),
@@ -411,10 +495,10 @@ register(
         name="used-vs-new",
         options=DRIVE_OPTIONS
         + (
-            Option("test_span", _size, "size"),
-            Option("duration", _number, "number"),
-            Option("qd", _whole, "number"),
-            Option("os_pct", _number, "number"),
+            Option("test_span", CliValue("used-vs-new", "test_span", "size"), "size"),
+            Option("duration", CliValue("used-vs-new", "duration"), "number"),
+            Option("qd", CliValue("used-vs-new", "qd", "whole"), "number"),
+            Option("os_pct", CliValue("used-vs-new", "os_pct"), "number"),
         ),
         run=_run_used_vs_new,
         figures=_used_vs_new_figures,
@@ -446,7 +530,8 @@ def _wa_figures(s: Dict[str, Any]) -> Dict[str, Any]:
 register(
     Scenario(
         name="wa",
-        options=DRIVE_OPTIONS + (_MINUTES, _COMPRESSIBILITY),
+        options=DRIVE_OPTIONS + (Option("torture_minutes", CliValue("wa", "torture_minutes"), "number"),
+                                 _COMPRESSIBILITY),
         run=_run_wa,
         figures=_wa_figures,
         metrics=(("steady_write_amplification", "WA, last fifth of the torture"),
@@ -488,11 +573,11 @@ register(
         options=DRIVE_OPTIONS
         + (
             Option("pattern", _pattern),
-            Option("block_size", _size, "size"),
-            Option("qd", _whole, "number"),
-            Option("fill_pct", _number, "number"),
-            Option("idle_minutes", _number, "number"),
-            Option("after_idle_pct", _number, "number"),
+            Option("block_size", CliValue("saturation", "block_size", "size"), "size"),
+            Option("qd", CliValue("saturation", "qd", "whole"), "number"),
+            Option("fill_pct", CliValue("saturation", "fill_pct"), "number"),
+            Option("idle_minutes", CliValue("saturation", "idle_minutes"), "number"),
+            Option("after_idle_pct", CliValue("saturation", "after_idle_pct"), "number"),
         ),
         run=_run_saturation,
         figures=_saturation_figures,
@@ -536,7 +621,32 @@ def _prepare_fio(options: Dict[str, Any]) -> Dict[str, Any]:
     prepared = dict(options)
     prepared["jobfile"] = jobfile.parse(options["jobfile"], env=options.get("env", {}))
     prepared.pop("env", None)
+    _check_fio(prepared)
     return prepared
+
+
+def _check_fio(prepared: Dict[str, Any]) -> None:
+    """What ``ssdlab fio`` checks before it runs, on the client: the sections named exist, and every
+    job (options the simulator refuses, such as ``exec_prerun``, values out of range, a job the
+    point's drive cannot hold) is planned against the point's drive as the command plans it. A
+    drive that cannot be built is left to the point (it fails alone, as documented)."""
+    from ssdlab.fio.translate import plan
+
+    job = prepared["jobfile"]
+    sections: Optional[Sequence[str]] = prepared.get("section")
+    if sections:
+        known = {j.section for j in job.jobs()}
+        missing = [s for s in sections if s not in known]
+        if missing:
+            shown = missing[0] if len(missing[0]) <= 60 else f"{missing[0][:57]}..."
+            raise SsdlabError(f"section {shown!r}: {job.path} has no job section of that name; its sections are "
+                              f"{', '.join(sorted(known)[:10]) or 'none'}{' ...' if len(known) > 10 else ''}")
+    try:
+        user_bytes = int(drive_config(prepared).describe()["user_capacity_bytes"])
+    except SsdlabError:
+        return
+    plan(job, user_bytes, sequential_jobs=prepared.get("sequential_jobs", False),
+         sections=list(sections) if sections else None)
 
 
 def _fio_content(options: Dict[str, Any]) -> Any:
@@ -655,13 +765,13 @@ register(
             Option("trace", _trace),
             Option("format", _choice(*_replay_formats())),
             Option("trace_device", _text),
-            Option("from", _number, "number"),
-            Option("to", _number, "number"),
-            Option("limit", _whole, "number"),
+            Option("from", CliValue("replay", "start_s"), "number"),
+            Option("to", CliValue("replay", "end_s"), "number"),
+            Option("limit", CliValue("replay", "limit", "whole"), "number"),
             Option("fit", _choice("refuse", "wrap", "scale")),
             Option("timing", _choice("trace", "afap")),
-            Option("speed", _number, "number"),
-            Option("qd", _whole, "number"),
+            Option("speed", CliValue("replay", "speed"), "number"),
+            Option("qd", CliValue("replay", "qd", "whole"), "number"),
             Option("precondition", _choice("none", "fill", "steady")),
             Option("skip_bad_lines", _flag),
             Option("blkparse_action", _choice("D", "Q", "C")),

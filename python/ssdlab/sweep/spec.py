@@ -21,9 +21,13 @@ the contents of the drive and job files it names. Comments and spacing do not ch
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import hashlib
 import json
+import math
+import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,17 +37,28 @@ from ssdlab.errors import SsdlabError
 from ssdlab.inputs import read_text
 from ssdlab.sweep import points as pts
 from ssdlab.sweep.points import Point
-from ssdlab.sweep.scenarios import BadValue, Scenario, scenario as find_scenario
+from ssdlab.sweep.scenarios import SCENARIOS, BadValue, Scenario, scenario as find_scenario
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
-__all__ = ["SweepSpec", "describe", "load_spec"]
+__all__ = ["MAX_POINTS", "SweepSpec", "describe", "load_spec"]
 
 _TABLES = ("scenario", "base", "grid", "points")
 SpecSource = Union[str, Path, Mapping[str, Any]]
+
+MAX_POINTS = 10_000
+"""The most points one spec may have (the grid's lists' lengths multiplied, times the
+``[[points]]`` entries): checked before a single value is converted, so a 1000 x 1000 grid is one
+error line, not hours of work and a huge ``sweep.json``. Split a larger study into several specs."""
+MAX_VALUE_DEPTH = 8
+"""The deepest nesting of lists and tables in one spec value (the spec's own values nest at most 2
+deep: a grid list of ``then`` lists)."""
+MAX_WHOLE = 2**64
+"""Whole numbers in a spec lie strictly between -2**64 and 2**64 (a seed is below 2**64; sizes are
+bytes)."""
 
 
 @dataclass(frozen=True)
@@ -90,14 +105,46 @@ class _Reader:
 
     def key(self, sc: Scenario, table: str, key: Any) -> str:
         if not isinstance(key, str) or sc.option(key) is None:
-            hint = _suggest(str(key), sc.keys)
+            hint = _suggest(key, sc.keys) if isinstance(key, str) and len(key) <= 100 else ""
             if isinstance(key, str) and "-" in key and sc.option(key.replace("-", "_")) is not None:
                 hint = f" (write it {key.replace('-', '_')}: spec keys use _ for the options' -)"
-            raise self.fail(f"{table}: {sc.name} has no option {key!r}{hint}; its options are {', '.join(sc.keys)}")
+            raise self.fail(f"{table}: {sc.name} has no option {_key_text(key)}{hint}; its options are "
+                            f"{', '.join(sc.keys)}")
         return key
+
+    def plain(self, where: str, value: Any) -> None:
+        """Refuses what is no spec value before anything else looks at it: whole numbers beyond
+        64 bits (a TOML file may hold 400 digits; 5000 would not even print), lists and tables
+        nested more than `MAX_VALUE_DEPTH` deep, table keys that are not strings, and (in a dict
+        spec) objects that TOML cannot write."""
+        stack = [(value, 0)]
+        while stack:
+            v, depth = stack.pop()
+            if isinstance(v, (bool, float, str, datetime.date, datetime.time)):
+                continue
+            if isinstance(v, int):
+                if not -MAX_WHOLE < v < MAX_WHOLE:
+                    raise self.fail(f"{where}: {_show(v)} is beyond 64 bits; give a whole number between "
+                                    f"-2**64 and 2**64")
+                continue
+            if isinstance(v, (list, dict)):
+                if depth >= MAX_VALUE_DEPTH:
+                    raise self.fail(f"{where}: nests lists or tables more than {MAX_VALUE_DEPTH} deep; a spec value "
+                                    "is a number, a string, a boolean or a short list of them")
+                if isinstance(v, dict):
+                    for k, item in v.items():
+                        if not isinstance(k, str):
+                            raise self.fail(f"{where}: the table key {_show(k)} is not a string")
+                        stack.append((item, depth + 1))
+                else:
+                    stack.extend((item, depth + 1) for item in v)
+                continue
+            raise self.fail(f"{where}: a {type(v).__name__} is not a spec value; use numbers, strings, booleans, "
+                            "lists and tables (as TOML has them)")
 
     def value(self, sc: Scenario, where: str, key: str, value: Any) -> Any:
         """Checks one value; returns what the run gets (cached: a drive file is read once)."""
+        self.plain(where, value)
         slot = (key, json.dumps(value, sort_keys=True, default=str))
         if slot not in self.cache:
             option = sc.option(key)
@@ -109,20 +156,73 @@ class _Reader:
         return self.cache[slot]
 
 
+_SHOWN_CHARS = 80
+
+
+def _digits(n: int) -> int:
+    """The decimal digits of `n` (exactly, for any size: `str` refuses beyond 4300 digits)."""
+    n = abs(n)
+    d = int(math.log10(n)) + 1 if n else 1
+    if n >= 10**d:
+        d += 1
+    elif d > 1 and n < 10 ** (d - 1):
+        d -= 1
+    return d
+
+
 def _show(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, (str, list, dict, bool)) else repr(value)
+    """A value as a message shows it: one line, at most about 80 characters, and never an
+    exception (an int of 5000 digits has no decimal text in Python 3.11)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -10**40 < value < 10**40:
+        return f"a number of {_digits(value)} digits"
+    try:
+        text = json.dumps(value) if isinstance(value, (str, list, dict, bool)) else repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    text = " ".join(text.split())
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS - 3]}..."
 
 
-def _read_source(source: SpecSource) -> Tuple[Dict[str, Any], str, Path]:
+def _key_text(key: Any) -> str:
+    if isinstance(key, str):
+        return repr(key) if len(key) <= 60 else repr(f"{key[:57]}...")
+    return _show(key)
+
+
+def _toml_trouble(text: str, err: BaseException) -> str:
+    """What a TOML file holds that the parser cannot take although it is TOML: a number too long to
+    read (Python reads at most 4300 digits) or nesting too deep for its recursion."""
+    if isinstance(err, RecursionError):
+        return "nests arrays or tables too deeply to read; is it the right file?"
+    long = re.search(r"[0-9][0-9_]{40,}", text)
+    if long is None:
+        return f"cannot read it as TOML ({' '.join(str(err).split())[:200]})"
+    start = text.rfind("\n", 0, long.start()) + 1
+    line = text[start:long.start()]
+    key = line.split("=", 1)[0].strip() if "=" in line else ""
+    where = f"line {text.count(chr(10), 0, long.start()) + 1}" + (f" ({key[:40]} = ...)" if key else "")
+    digits = len(long.group(0).replace("_", ""))
+    return (f"{where}: a number of {digits} digits; ssdlab reads whole numbers of at most 64 bits (20 digits), "
+            f"such as seed = 1 or capacity = \"16GiB\"")
+
+
+def _read_source(source: Any) -> Tuple[Dict[str, Any], str, Path]:
     if isinstance(source, Mapping):
         return dict(source), "sweep spec", Path.cwd()
-    path = Path(source)
+    if isinstance(source, bytes):
+        source = os.fsdecode(source)
+    if not isinstance(source, (str, os.PathLike)):
+        raise SsdlabError(f"sweep spec: expected a TOML file's path, a dict of the spec's tables or a SweepSpec "
+                          f"(ssdlab.sweep.load_spec), got {type(source).__name__}")
     # The hardened reader: a regular file only, no blocking on a FIFO, a size bound.
-    text = read_text(path, "sweep spec")
+    text = read_text(source, "sweep spec")
+    path = Path(source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise SsdlabError(f"{path}: not valid TOML: {err}") from None
+        raise SsdlabError(f"{path}: not valid TOML: {' '.join(str(err).split())}") from None
+    except (ValueError, RecursionError) as err:  # a 5000-digit number; arrays nested thousands deep
+        raise SsdlabError(f"{path}: {_toml_trouble(text, err)}") from None
     return data, str(path), path.resolve().parent
 
 
@@ -134,12 +234,16 @@ def load_spec(source: SpecSource) -> SweepSpec:
     r = _Reader(name, spec_dir)
     for key in data:
         if key not in _TABLES:
-            raise r.fail(f"unknown key {key!r}{_suggest(key, list(_TABLES))}; a spec has scenario = \"...\", "
+            hint = _suggest(key, list(_TABLES)) if isinstance(key, str) and len(key) <= 100 else ""
+            raise r.fail(f"unknown key {_key_text(key)}{hint}; a spec has scenario = \"...\", "
                          "[base], [grid] and [[points]] (docs/sweeps.md)")
     if "scenario" not in data:
         raise r.fail("no scenario; start the spec with e.g. scenario = \"consistency\"")
+    name = data["scenario"]
+    if not isinstance(name, str) or len(name) > 60:
+        raise r.fail(f"scenario = {_show(name)}: not a scenario; choose one of {', '.join(SCENARIOS)}")
     try:
-        sc = find_scenario(data["scenario"])
+        sc = find_scenario(name)
     except SsdlabError as err:
         raise r.fail(str(err)) from None
     base = data.get("base", {})
@@ -159,17 +263,20 @@ def load_spec(source: SpecSource) -> SweepSpec:
         if key in base:
             raise r.fail(f"{key} is in both [base] and [grid]; keep it in one of them")
         if not isinstance(values, list):
+            r.plain(f"[grid] {key}", values)
             raise r.fail(f"[grid] {key} = {_show(values)}: a grid key takes a list, e.g. {key} = [{_show(values)}]; "
                          "a single value belongs in [base]")
         if not values:
             raise r.fail(f"[grid] {key} is an empty list; give it at least one value, or remove it")
-        seen: List[str] = []
+    _check_size(r, grid, entries)
+    for key, values in grid.items():
+        seen: set = set()
         for i, value in enumerate(values):
             r.value(sc, f"[grid] {key}[{i}]", key, value)
-            text = json.dumps(value, sort_keys=True)
+            text = json.dumps(value, sort_keys=True, default=str)
             if text in seen:
                 raise r.fail(f"[grid] {key} lists {_show(value)} twice; give each value once")
-            seen.append(text)
+            seen.add(text)
     for n, entry in enumerate(entries, 1):
         if not entry:
             raise r.fail(f"[[points]] number {n} is empty; give it at least one key = value, or remove it")
@@ -203,6 +310,20 @@ def load_spec(source: SpecSource) -> SweepSpec:
         json.dumps({"spec": canonical, "content": content}, sort_keys=True, default=str).encode()
     ).hexdigest()
     return SweepSpec(sc, dict(base), dict(grid), list(entries), points, varying, name, digest)
+
+
+def _check_size(r: _Reader, grid: Mapping[str, List[Any]], entries: List[Dict[str, Any]]) -> None:
+    """Refuses a spec of more than `MAX_POINTS` points, from the lists' lengths alone (the grid is
+    never built to count it)."""
+    total = math.prod(len(v) for v in grid.values()) * max(1, len(entries))
+    if total <= MAX_POINTS:
+        return
+    shape = " x ".join(f"{k} {len(v)}" for k, v in grid.items())
+    if entries:
+        shape = f"{shape} x {len(entries)} [[points]]" if shape else f"{len(entries)} [[points]]"
+    count = f"{total:,}" if total < 10**15 else f"about 10^{_digits(total) - 1}"
+    raise r.fail(f"{shape} makes {count} points, more than the {MAX_POINTS:,} one sweep may have; split the study "
+                 "into several specs (each into its own --out), or give fewer values")
 
 
 def describe(spec: SweepSpec) -> str:
