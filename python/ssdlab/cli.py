@@ -970,7 +970,7 @@ def report_cmd(run_dirs: Sequence[str], out: str, title: Optional[str], quiet: b
               help="Run on an existing Dask scheduler (e.g. tcp://10.0.0.5:8786) and its workers. "
                    "[default: a cluster of this machine's cores]")
 @click.option("--workers", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes of this machine's cluster. [default: one per core]")
+              help="Worker processes of this machine's cluster, at most 4 per core. [default: one per core]")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def sweep_cmd(spec: str, out: Optional[str], scheduler: Optional[str], workers: Optional[int], quiet: bool) -> None:
     """Run a scenario over a grid of drives and settings, on Dask, into one table.
@@ -983,8 +983,10 @@ def sweep_cmd(spec: str, out: Optional[str], scheduler: Optional[str], workers: 
     Running the same spec into the same DIR again runs only the points not finished.
     """
     from ssdlab import sweep as sweeps
-    from ssdlab.sweep.execute import default_workers
+    from ssdlab.sweep.execute import default_workers, workers_problem
 
+    if workers is not None and workers_problem(workers) is not None:
+        raise click.BadParameter(str(workers_problem(workers)), param_hint="'--workers'")
     if scheduler is not None and workers is not None:
         raise click.UsageError("--workers sizes this machine's cluster; with --scheduler the cluster's own workers "
                                "run the points")
@@ -1009,8 +1011,14 @@ def sweep_cmd(spec: str, out: Optional[str], scheduler: Optional[str], workers: 
         result = sweeps.sweep(loaded, out_dir, scheduler=scheduler, workers=workers, progress=not quiet,
                               events=events)
     except KeyboardInterrupt:
-        click.echo(f"ssdlab: sweep stopped; its finished points are kept in {out_dir}: run the same command to "
-                   "resume", err=True)
+        import logging
+
+        # the process ends: what Dask's loop says at exit about workers the same signal killed
+        # ("Task exception was never retrieved: Nanny failed to start") stays unsaid
+        logging.disable(logging.CRITICAL)
+        if (out_dir / "sweep.json").is_file():  # a sweep stopped before any point finished leaves nothing
+            click.echo(f"ssdlab: sweep stopped; its finished points are kept in {out_dir}: run the same command to "
+                       "resume", err=True)
         raise
     if quiet:
         return

@@ -12,10 +12,13 @@ A point that fails (the core refuses an option, a drive cannot be built) comes b
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +27,18 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 from ssdlab.errors import SsdlabError
 from ssdlab.sweep.scenarios import Scenario
 
-__all__ = ["Cluster", "Outcome", "check_cluster", "Task", "default_workers", "run_point"]
+__all__ = ["Cluster", "MAX_WORKERS_PER_CORE", "Outcome", "check_cluster", "Task", "default_workers", "max_workers",
+           "run_point"]
 
 CONNECT_TIMEOUT_S = 10
+"""The scheduler must accept the connection, complete Dask's handshake and say who it is within this
+many seconds of wall time (a port that accepts and never answers is an error, not a hang)."""
 WORKER_WAIT_S = 60
 RESULT_DIR = "result"
+MAX_WORKERS_PER_CORE = 4
+"""An embedded cluster has at most this many worker processes per core this process may use: more
+only share the cores (each is a Python process of ~100 MB), and a mistyped ``--workers`` must not
+start thousands of them."""
 
 
 @dataclass(frozen=True)
@@ -114,12 +124,110 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def max_workers() -> int:
+    """The most worker processes an embedded cluster may have here (`MAX_WORKERS_PER_CORE` per core)."""
+    return MAX_WORKERS_PER_CORE * default_workers()
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and not -10**30 < value < 10**30:
+        return f"a number of {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def workers_problem(workers: Any) -> Optional[str]:
+    """What is wrong with a worker count (None when it is fine): a whole number from 1 to
+    `max_workers()`."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        return f"must be a whole number of at least 1, got {_shown(workers)}"
+    if workers > max_workers():
+        return (f"must be at most {max_workers()} ({MAX_WORKERS_PER_CORE} per core of the {default_workers()} this "
+                f"process may use), got {_shown(workers)}; more workers than cores only share them")
+    return None
+
+
 def check_cluster(address: Optional[str], workers: Optional[int]) -> None:
-    """Refuses a worker count below 1, or one given with a scheduler address."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise SsdlabError(f"workers must be a whole number of at least 1, got {workers!r}")
+    """Refuses a worker count below 1 or above `max_workers()`, an address that is not a string,
+    and a worker count given with a scheduler address."""
+    if address is not None and (not isinstance(address, str) or not address.strip()):
+        raise SsdlabError(f"scheduler must be a Dask scheduler's address such as tcp://10.0.0.5:8786, got "
+                          f"{_shown(address)}")
+    if workers is not None:
+        problem = workers_problem(workers)
+        if problem is not None:
+            raise SsdlabError(f"workers {problem}")
     if address is not None and workers is not None:
         raise SsdlabError("workers sizes the embedded cluster; with a scheduler, its own workers run the points")
+
+
+def _ask_scheduler(address: str, timeout: float) -> Dict[str, Any]:
+    """Connects to `address`, completes Dask's handshake and asks the server who it is, all within
+    `timeout` seconds of wall time; returns its identity. Dask's own connect timeout covers only the
+    TCP connection: a port that accepts and never answers would hang the handshake forever."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def ask() -> Dict[str, Any]:
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            reply = await comm.read()
+        finally:
+            comm.abort()
+        return reply if isinstance(reply, dict) else {}
+
+    outcome: Dict[str, Any] = {}
+
+    def run() -> None:  # a thread with a loop of its own: works under a caller's running loop too
+        try:
+            outcome["identity"] = asyncio.run(asyncio.wait_for(ask(), timeout))
+        except BaseException as err:  # handed to the caller
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="ssdlab-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    if "identity" in outcome:
+        return outcome["identity"]
+    err = outcome.get("error")
+    if err is None or isinstance(err, (asyncio.TimeoutError, TimeoutError)):
+        raise TimeoutError(f"it did not complete Dask's handshake within {timeout:g} s")
+    raise err
+
+
+def _stop_workers(cluster: Any) -> None:
+    """Ends the worker processes of a local `cluster` at once (SIGTERM; Dask installs no handler in
+    them): a stopped sweep's points are cancelled, and a graceful close would wait for the running
+    point's simulation until Dask's own timeout (seconds) runs out."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if isinstance(pid, int) and pid > 0:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Holds Ctrl-C back from the local cluster's start: SIGINT is blocked in this thread, so the
+    threads Dask starts (and the worker processes they spawn, which inherit the mask) never get it:
+    a Ctrl-C in the terminal reaches the whole process group, and a worker interrupted while it
+    imports prints a traceback. A Ctrl-C held back is raised when the start is over, and the caller
+    then closes what was started."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # started now, from here: when Dask's loop thread starts it, it unblocks SIGINT in that thread
+    # (multiprocessing.resource_tracker.ensure_running), and the workers it spawns would get Ctrl-C
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class Cluster:
@@ -128,26 +236,88 @@ class Cluster:
     context manager; `run(tasks)` yields outcomes as points finish."""
 
     def __init__(self, address: Optional[str], workers: Optional[int], version: str) -> None:
-        from distributed import Client, LocalCluster
-
         check_cluster(address, workers)
         self.cluster: Any = None
+        self.client: Any = None
         if address is None:
-            n = workers if workers is not None else default_workers()
-            # Dask's log lines (such as a worker's heartbeat racing the shutdown) stay off the terminal:
-            # points report their own errors
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                        silence_logs=logging.CRITICAL)
-            self.client = Client(self.cluster)
-            self.client.run(_ignore_ctrl_c)
+            self._start_local(workers if workers is not None else default_workers())
             return
         try:
-            self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError, ValueError) as err:
-            raise SsdlabError(
+            self._connect(address, version)
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    def _start_local(self, n: int) -> None:
+        from distributed import Client, LocalCluster
+        from distributed.deploy.spec import SpecCluster
+
+        before = set(SpecCluster._instances)
+        try:
+            with _ctrl_c_held():
+                # Dask's log lines (such as a worker's heartbeat racing the shutdown) stay off the terminal:
+                # points report their own errors
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.CRITICAL)
+                self.client = Client(self.cluster)
+            self.client.run(_ignore_ctrl_c)
+        except BaseException:  # Ctrl-C or SIGTERM while the cluster starts: close it without a word
+            started = [c for c in set(SpecCluster._instances) - before if c is not self.cluster]
+            self._close_quietly(started)
+            raise
+
+    def _close_quietly(self, others: Sequence[Any] = ()) -> None:
+        """Closes the client and every cluster started (also one whose start was interrupted, which
+        Dask would otherwise try to close at exit, with a traceback), never raising."""
+        import gc
+
+        from distributed.deploy.spec import SpecCluster
+
+        # what Dask and asyncio say about workers killed mid-start ("Nanny failed to start", "Task
+        # exception was never retrieved", with tracebacks) while it is being shut down on purpose
+        loggers = [logging.getLogger(name) for name in ("distributed", "asyncio", "tornado")]
+        levels = [lg.level for lg in loggers]
+        for lg in loggers:
+            lg.setLevel(logging.CRITICAL + 1)
+        try:
+            for cluster in [self.cluster, *others]:
+                _stop_workers(cluster)
+            for thing in [self.client, self.cluster, *others]:
+                if thing is None:
+                    continue
+                try:
+                    thing.close()
+                except BaseException:  # noqa: B036 - a second Ctrl-C must not leave it half-closed
+                    pass
+                SpecCluster._instances.discard(thing)
+            self.client = None
+            self.cluster = None
+            gc.collect()  # the dead loop's tasks say their last words now, while nobody listens
+        finally:
+            for lg, level in zip(loggers, levels):
+                lg.setLevel(level)
+
+    def _connect(self, address: str, version: str) -> None:
+        from distributed import Client
+
+        def unreachable(err: BaseException) -> SsdlabError:
+            return SsdlabError(
                 f"cannot reach the Dask scheduler at {address} ({_one_line(err)}); start one with `dask scheduler` "
                 "and workers with `dask worker ADDRESS`, or leave out --scheduler to use this machine's cores"
-            ) from None
+            )
+
+        try:
+            identity = _ask_scheduler(address, CONNECT_TIMEOUT_S)
+        except Exception as err:  # OSError, TimeoutError, ValueError (a bad address), a garbled answer
+            raise unreachable(err) from None
+        kind = identity.get("type")
+        if kind != "Scheduler":
+            raise SsdlabError(f"{address} is {'a Dask ' + str(kind)[:40] if kind else 'not a Dask scheduler'}, not a "
+                              "Dask scheduler; give the scheduler's address (`dask scheduler` prints it)")
+        try:
+            self.client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        except Exception as err:
+            raise unreachable(err) from None
         try:
             self.client.wait_for_workers(1, timeout=WORKER_WAIT_S)
         except (TimeoutError, OSError):
@@ -179,7 +349,8 @@ class Cluster:
 
     def close(self) -> None:
         try:
-            self.client.close()
+            if self.client is not None:
+                self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
@@ -187,8 +358,11 @@ class Cluster:
     def __enter__(self) -> Cluster:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        if kind is None:
+            self.close()
+        else:  # stopped (Ctrl-C, SIGTERM, an error): the points are cancelled, Dask's complaints unheard
+            self._close_quietly()
 
     def run(self, tasks: Sequence[Task]) -> Iterator[Outcome]:
         """Runs `tasks` and yields their outcomes as they finish. Closing the generator (or
