@@ -28,6 +28,7 @@ module         does
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 import types
@@ -37,10 +38,12 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import pandas as pd
 
+from ssdlab.errors import SsdlabError
 from ssdlab.sweep.scenarios import SCENARIOS, Scenario, register
-from ssdlab.sweep.spec import SpecSource, SweepSpec, describe, load_spec
+from ssdlab.sweep.spec import MAX_POINTS, SpecSource, SweepSpec, describe, load_spec
 
-__all__ = ["SCENARIOS", "Scenario", "SweepResult", "SweepSpec", "describe", "load_spec", "register", "sweep"]
+__all__ = ["MAX_POINTS", "SCENARIOS", "Scenario", "SweepResult", "SweepSpec", "describe", "load_spec", "register",
+           "sweep"]
 
 
 @dataclass
@@ -100,12 +103,16 @@ def sweep(
     report there.
 
     `scheduler`: the address of an existing Dask scheduler (``tcp://host:8786``); None starts a
-    `LocalCluster` of `workers` single-threaded worker processes (default: one per core).
+    `LocalCluster` of `workers` single-threaded worker processes (default: one per core; at most
+    `ssdlab.sweep.execute.MAX_WORKERS_PER_CORE` per core).
     `progress`: a bar over the points on stderr (when it is a terminal). `events(kind, **details)` hears ``"start"``
     (points, todo, workers) and ``"point"`` (outcome) as they happen.
 
-    A spec error, an `out` holding another spec's sweep, or an unreachable scheduler raise
-    `SsdlabError` before anything is written or run.
+    A spec error (including more than `MAX_POINTS` points), an argument of the wrong type, an `out`
+    holding another spec's sweep, or a scheduler that does not answer within 10 s raise
+    `SsdlabError` before anything is written or run. Stopped (Ctrl-C, SIGTERM, an error) before
+    any point finished, a new sweep leaves nothing behind; stopped later, it keeps its finished
+    points and resumes from them.
     """
     from ssdlab import __version__
     from ssdlab.sweep import charts
@@ -113,41 +120,51 @@ def sweep(
     from ssdlab.sweep.execute import Cluster, Task, check_cluster
 
     started = time.perf_counter()
+    _check_arguments(out, progress, events)
     notify = _Notify(events)
     check_cluster(scheduler, workers)
     loaded = spec if isinstance(spec, SweepSpec) else load_spec(spec)
-    out_dir = tbl.check_dir(Path(out).expanduser(), loaded, __version__)
+    out_dir = tbl.check_dir(Path(os.fsdecode(out)).expanduser(), loaded, __version__)
     records: Dict[str, Dict[str, Any]] = tbl.finished(out_dir, loaded)
     skipped = len(records)
     tasks = [Task(loaded.scenario, p.name, p.prepared, p.label, __version__)
              for p in loaded.points if p.name not in records]
     ran = 0
     n_workers = 0
-    if tasks:
-        with Cluster(scheduler, workers, __version__) as cluster:  # refuses a bad cluster before any write
-            tbl.open_dir(out_dir, loaded, __version__)
-            n_workers = cluster.workers
-            notify("start", points=len(loaded.points), todo=len(tasks), workers=n_workers)
-            bar = _bar(len(tasks)) if progress else None
-            last_write = time.monotonic()
-            try:
-                for outcome in cluster.run(tasks):
-                    records[outcome.point] = tbl.save_point(out_dir, loaded, outcome)
-                    ran += 1
-                    notify("point", outcome=outcome)
+    fresh = not os.path.lexists(out_dir / tbl.MANIFEST)
+    made = _missing(out_dir)
+    try:
+        if tasks:
+            with Cluster(scheduler, workers, __version__) as cluster:  # refuses a bad cluster before any write
+                tbl.open_dir(out_dir, loaded, __version__)
+                n_workers = cluster.workers
+                notify("start", points=len(loaded.points), todo=len(tasks), workers=n_workers)
+                bar = _bar(len(tasks)) if progress else None
+                last_write = time.monotonic()
+                try:
+                    for outcome in cluster.run(tasks):
+                        records[outcome.point] = tbl.save_point(out_dir, loaded, outcome)
+                        ran += 1
+                        notify("point", outcome=outcome)
+                        if bar is not None:
+                            bar.update(1)
+                        if time.monotonic() - last_write > TABLE_EVERY_S:  # the table follows the run
+                            tbl.write_table(out_dir, tbl.build_table(loaded, records))
+                            last_write = time.monotonic()
+                finally:
                     if bar is not None:
-                        bar.update(1)
-                    if time.monotonic() - last_write > TABLE_EVERY_S:  # the table follows the run
-                        tbl.write_table(out_dir, tbl.build_table(loaded, records))
-                        last_write = time.monotonic()
-            finally:
-                if bar is not None:
-                    bar.close()
-                tbl.write_table(out_dir, tbl.build_table(loaded, records))  # also when stopped
-    else:
-        tbl.open_dir(out_dir, loaded, __version__)
-        notify("start", points=len(loaded.points), todo=0, workers=0)
-        tbl.write_table(out_dir, tbl.build_table(loaded, records))
+                        bar.close()
+                    if records or not fresh:
+                        tbl.write_table(out_dir, tbl.build_table(loaded, records))  # also when stopped
+        else:
+            tbl.open_dir(out_dir, loaded, __version__)
+            notify("start", points=len(loaded.points), todo=0, workers=0)
+            tbl.write_table(out_dir, tbl.build_table(loaded, records))
+    except BaseException:
+        if fresh and not records:  # stopped before any point finished: nothing to resume, nothing left
+            tbl.discard(out_dir, made)
+        raise
+    tbl.check_links(out_dir)
     table = tbl.build_table(loaded, records)
     figures = charts.write_charts(out_dir, loaded, table)
     report = charts.write_points_report(out_dir, loaded, table)
@@ -162,6 +179,28 @@ def sweep(
         charts=figures,
         report=report,
     )
+
+
+def _check_arguments(out: Any, progress: Any, events: Any) -> None:
+    """The arguments `load_spec` and `check_cluster` do not check, each refused in one line."""
+    if isinstance(out, bytes):
+        out = os.fsdecode(out)
+    if not isinstance(out, (str, os.PathLike)):
+        raise SsdlabError(f"sweep: out must be a directory's path such as 'runs/study', got {type(out).__name__}")
+    if not isinstance(progress, bool):
+        raise SsdlabError(f"sweep: progress must be True or False, got {type(progress).__name__}")
+    if events is not None and not callable(events):
+        raise SsdlabError(f"sweep: events must be a function events(kind, **details) or None, got "
+                          f"{type(events).__name__}")
+
+
+def _missing(path: Path) -> List[Path]:
+    """`path` and its ancestors that do not exist yet, the deepest first (what a sweep creates)."""
+    missing = []
+    while not os.path.lexists(path) and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
 
 
 class _CallableModule(types.ModuleType):

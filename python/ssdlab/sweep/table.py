@@ -14,26 +14,58 @@ same error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 import pandas as pd
 
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import parse_json, read_text
+from ssdlab.paths import contained
 from ssdlab.results import _write_atomically, check_output_dir
 from ssdlab.sweep.execute import Outcome
 from ssdlab.sweep.spec import SweepSpec
 
-__all__ = ["MANIFEST", "POINTS", "POINT_RECORD", "TABLE", "build_table", "check_dir", "finished", "open_dir", "save_point",
-           "write_table"]
+__all__ = ["CHARTS", "MANIFEST", "POINTS", "POINT_RECORD", "TABLE", "build_table", "check_dir", "check_links", "discard",
+           "finished", "open_dir", "point_dir", "save_point", "write_table"]
 
 MANIFEST = "sweep.json"
 POINTS = "points"
 POINT_RECORD = "point.json"
 TABLE = "results.parquet"
+CHARTS = "charts"
+RECORD_LIMIT = 16 << 20
+"""The largest ``sweep.json`` or ``point.json`` read back (a 10,000-point manifest is about 1 MB;
+a point's record a few KB)."""
+
+
+def _read_json(path: Path, what: str, mend: str) -> Any:
+    """A JSON file of the sweep's own, read back bounded (size and nesting): a hand-edited or
+    hostile file is one error line (ending in `mend`), never a traceback."""
+    try:
+        return parse_json(read_text(path, what, RECORD_LIMIT), f"{what} {str(path)!r}")
+    except SsdlabError as err:
+        raise SsdlabError(f"{err} -- {mend}") from None
+
+
+def check_links(out: Path) -> None:
+    """The sweep's own subdirectories are written into, so one that is a symbolic link (pointing
+    anywhere) would take the points or charts outside `out`: refused, not followed."""
+    for name in (POINTS, CHARTS):
+        if (out / name).is_symlink():
+            raise SsdlabError(f"{out / name} is a symbolic link; a sweep writes its {name} only inside its own "
+                              f"directory: remove the link, or use a new --out directory")
+
+
+def point_dir(out: Path, name: str) -> Path:
+    """The directory of point `name`: inside ``out/points`` whatever the name (points.py makes names
+    safe; this is the check that keeps them so)."""
+    return contained(out / POINTS, name, "sweep point")
 
 
 def check_dir(out: Path, spec: SweepSpec, version: str) -> Path:
@@ -41,11 +73,11 @@ def check_dir(out: Path, spec: SweepSpec, version: str) -> Path:
     writing anything; refuses anything else."""
     out = check_output_dir(out)
     manifest = out / MANIFEST
-    if manifest.is_file():
-        try:
-            recorded = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise SsdlabError(f"cannot read {manifest} ({err}); use a new --out directory") from None
+    if os.path.lexists(manifest):
+        check_links(out)
+        recorded = _read_json(manifest, "sweep manifest", "ssdlab did not write it; use a new --out directory")
+        if not isinstance(recorded, dict):
+            raise SsdlabError(f"{manifest} is not a sweep's manifest; use a new --out directory")
         if recorded.get("spec_hash") != spec.hash:
             raise SsdlabError(
                 f"{out} holds a sweep of a different spec (or of changed drive or job files); results of two specs "
@@ -78,24 +110,42 @@ def open_dir(out: Path, spec: SweepSpec, version: str) -> Path:
     return out
 
 
+def discard(out: Path, made: List[Path]) -> None:
+    """Undoes `open_dir` for a sweep stopped before any point finished (there is nothing to resume):
+    removes its manifest and table, an empty ``points/``, and the directories in `made` (those the
+    sweep created, deepest first) when they are empty. Never raises."""
+    for name in (MANIFEST, TABLE):
+        with contextlib.suppress(OSError):
+            (out / name).unlink()
+    for directory in [out / POINTS, *made]:
+        try:
+            directory.rmdir()
+        except OSError:
+            if directory != out / POINTS:
+                break
+
+
 def _put_json(path: Path, doc: Any) -> None:
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n",
                     encoding="utf-8")
 
 
 def _record_path(out: Path, name: str) -> Path:
-    return out / POINTS / name / POINT_RECORD
+    return point_dir(out, name) / POINT_RECORD
 
 
 def finished(out: Path, spec: SweepSpec) -> Dict[str, Dict[str, Any]]:
     """The records of the points of `spec` already finished in `out` (point name -> record)."""
-    done = {}
+    done: Dict[str, Dict[str, Any]] = {}
+    if not (out / MANIFEST).is_file():
+        return done  # a new directory: nothing finished
+    check_links(out)
     for point in spec.points:
         path = _record_path(out, point.name)
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        if not path.is_file():
             continue  # not run, or not finished: it runs (again)
+        record = _read_json(path, "sweep point record",
+                            f"ssdlab did not write it; delete {path.parent} to run that point again")
         if isinstance(record, dict) and record.get("spec_hash") == spec.hash:
             done[point.name] = record
     return done
@@ -124,14 +174,19 @@ def save_point(out: Path, spec: SweepSpec, outcome: Outcome) -> Dict[str, Any]:
 
     def write(staging: Path) -> None:
         for rel, content in outcome.files.items():
-            target = staging / rel
-            if target.resolve().parent != staging.resolve() and staging.resolve() not in target.resolve().parents:
-                raise SsdlabError(f"point {point.name}: a result file {rel!r} would land outside its directory")
+            target = contained(staging, rel, f"point {point.name}: a result file")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         _put_json(staging / POINT_RECORD, record)
 
-    _write_atomically(out / POINTS / point.name, write)
+    check_links(out)
+    target = point_dir(out, point.name)
+    if os.path.lexists(target):  # an unfinished earlier attempt (it has no record): replaced whole, never mixed
+        if target.is_symlink() or not target.is_dir():
+            target.unlink()
+        else:
+            shutil.rmtree(target)
+    _write_atomically(target, write)
     return record
 
 
