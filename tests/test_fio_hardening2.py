@@ -400,6 +400,17 @@ def test_jobs_that_run_together_and_jobs_in_a_file_are_bounded() -> None:
         in refusal(many)
 
 
+def test_requests_in_flight_over_jobs_that_run_together_are_bounded() -> None:
+    # numjobs=256 at iodepth=65536 kept 16.7 million requests in flight: 1.9 GB for a 1 s run
+    assert "job.fio:5: job 'j': the jobs that run at the same time would keep 16777216 requests in flight" in \
+        refusal("[j]\nrw=randwrite\nnorandommap\nioengine=libaio\niodepth=65536\nnumjobs=256\nruntime=1\n")
+    plan("[j]\nrw=randwrite\nnorandommap\nioengine=libaio\niodepth=256\nnumjobs=256\nruntime=1\n")
+    plan("[j]\nrw=randwrite\nnorandommap\niodepth=65536\nnumjobs=256\nruntime=1\n")  # psync: depth 1
+    assert "job.fio:9: job 'b': the jobs that run at the same time would keep 65537 requests" in refusal(
+        "[a]\nrw=randwrite\nnorandommap\nioengine=libaio\niodepth=65536\n[b]\nrw=randread\nnorandommap\n"
+        "iodepth=4\n")
+
+
 def test_the_work_bound_through_the_cli(tmp_path: Path) -> None:
     (tmp_path / "job.fio").write_text("[w]\nrw=write\nsize=1g\nloops=100000\n")
     # A process with a timeout: without the bound this job would run for hours.

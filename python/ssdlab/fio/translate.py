@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab.errors import SsdlabError
 from ssdlab import _core
-from ssdlab.limits import MAX_BLOCK_BYTES, MAX_INTERVALS, MAX_SCHEDULED_SECONDS
+from ssdlab.limits import MAX_BLOCK_BYTES, MAX_INTERVALS, MAX_QUEUE_DEPTH, MAX_SCHEDULED_SECONDS
 from ssdlab.sizes import MAX_SIZE, format_size
 from ssdlab.fio import options as opts
 from ssdlab.fio.jobfile import (
@@ -1173,6 +1173,13 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
         else:
             together[-1].extend(indices)
         plans.extend(members)
+        in_flight = sum(plans[k].iodepth for k in together[-1])
+        if in_flight > MAX_QUEUE_DEPTH:
+            o = j.get("iodepth") or j.get("numjobs")
+            where = o.error if o is not None else (lambda m: SsdlabError(f"{job.where}: {m}"))
+            raise where(f"job '{job.name}': the jobs that run at the same time would keep {in_flight} requests in "
+                        f"flight (their iodepths summed, numjobs clones included); the simulated drive takes at most "
+                        f"{MAX_QUEUE_DEPTH} -- lower iodepth or numjobs, or add 'stonewall'")
     for group in together:
         locked = [lf for lf in (plans[k].job.get("lockfile") for k in group)
                   if lf is not None and (lf.value or "").strip() != "none"]
