@@ -113,8 +113,8 @@ def _int(text: str) -> Optional[int]:
     except ssdlab.SsdlabError:
         return None
 
-MINS = limits.MIN_SECONDS  # 1 ms: the shortest duration that can be run and recorded
 
+MINS = limits.MIN_SECONDS  # 1 ms: the shortest duration that can be run and recorded
 
 
 # (command, option, oracle: does the documented range accept this text?)
@@ -471,9 +471,9 @@ def _sim() -> Any:
     (lambda: jf.parse(None), "expected a path"),
     (lambda: DriveConfig.from_toml_file(None), "expected a path"),
     (lambda: ssdlab.report.write_report(42, "x.html"), "expected result directories"),
+    (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=64 * 2**20, qd=0), "queue depth must be"),
     (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=16 * 2**20, block_size="32MiB"),
      "larger than the 16 MiB"),
-    (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=64 * 2**20, qd=0), "queue depth must be"),
     (lambda: ssdlab.fio.device.consistency_on_device("t.img", capacity=64 * 2**20, block_size="3GiB"),
      "larger than 32 MiB, the largest request"),
     (lambda: ssdlab.fio.device.hdtach_on_device("t.img", capacity=64 * 2**20, torture_minutes=-1),

@@ -252,11 +252,13 @@ _FIO_CHART = re.compile(r"^job\d+-.+_iops\.png$")
 
 
 def result_file_names() -> frozenset:
-    """The names of the files (and the ``fio`` directory) ssdlab's result directories hold: what a
-    result may remove from an earlier result of the same scenario (besides fio's job charts)."""
+    """The names of the files ssdlab's result directories hold: what a result may remove from an
+    earlier result of the same scenario (besides fio's job charts). A device run's ``fio``
+    directory is not among them: it holds the raw measurements (fio's own JSON and logs), which
+    saving the same result again (``result.save(dir)`` after the run wrote `dir`) must keep."""
     replay_files = ("series.csv", "latency.csv", "summary.json", "replay.png")  # ssdlab.replay.result.REPLAY_FILES
     return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *USED_VS_NEW_FILES, *WA_FILES, *SATURATION_FILES,
-                      *replay_files, "report.html", "fio.json", "fio.txt", "fio"))
+                      *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
 def _stale_files(target: Path, staged: Path, names: set) -> List[Path]:
