@@ -9,6 +9,7 @@ chart) never leaves a half-written result behind.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -16,9 +17,11 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -282,6 +285,31 @@ def _stale_files(target: Path, staged: Path, names: set) -> List[Path]:
     return stale
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Holds SIGINT and SIGTERM for the block and delivers them after it (to the handlers that
+    were in place), in the main thread; elsewhere it does nothing. The Python-level handlers are
+    swapped, not the thread's signal mask: a signal sent to the process may arrive in any of its
+    threads (the preload thread, the core's), but its Python handler always runs in the main one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: List[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            handler = before[sig]
+            if callable(handler):
+                handler(sig, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(sig)
+
+
 class ResultStage:
     """A result directory written all at once: files go into a hidden staging directory next to
     the target (`path`); `commit()` moves them in, `discard()` (or leaving the ``with`` block by an
@@ -341,7 +369,14 @@ class ResultStage:
         self.done = True
 
     def commit(self) -> Path:
-        """Moves the staged files into the target; returns the target."""
+        """Moves the staged files into the target; returns the target. Ctrl-C and SIGTERM are held
+        while the files move (and delivered right after), so a signal leaves the complete result
+        or, before the commit, none -- never a directory that is half the old result and half the
+        new one."""
+        with _signals_held():
+            return self._commit()
+
+    def _commit(self) -> Path:
         target = self.target
         try:
             if not target.exists():
