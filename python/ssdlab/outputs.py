@@ -38,8 +38,8 @@ from typing import List, Optional, Tuple, Union
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import check_path_text
 
-__all__ = ["OutputTarget", "Pending", "check_output_file", "guard_stdout", "prepare_output", "temp_name",
-           "write_output"]
+__all__ = ["OutputTarget", "Pending", "check_output_file", "guard_stdout", "prepare_output", "remove_made_dirs",
+           "temp_name", "write_output"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -52,6 +52,16 @@ _MAX_LINKS = 40
 _FD_PATH = re.compile(r"^/proc/(?:self|thread-self|(\d+))(?:/task/\d+)?/fd/(\d+)$")
 _CHUNK = 1 << 20
 _UNDER_A_FILE = "it is under something that is not a directory; give a path in a directory"
+
+
+def remove_made_dirs(made: List[Path]) -> None:
+    """Removes the directories a write created (`made`, outermost first), innermost first, stopping
+    at the first that is not empty (something else was put there meanwhile)."""
+    for d in reversed(made):
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
 
 
 def temp_name(kind: str = "tmp") -> str:
@@ -262,11 +272,7 @@ class Pending:
             except OSError:
                 pass
             self.temp = None
-        for d in reversed(self.made):
-            try:
-                os.rmdir(d)
-            except OSError:
-                break
+        remove_made_dirs(self.made)
         self.made = []
         self.done = True
 

@@ -28,7 +28,7 @@ import numpy as np
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT, check_path_text, parse_json, read_bytes, read_text
-from ssdlab.outputs import temp_name
+from ssdlab.outputs import remove_made_dirs, temp_name
 from ssdlab.sizes import format_size
 
 # pandas (with pyarrow, ~0.3 s to import) is imported where a frame is made, so the CLI reaches the
@@ -355,11 +355,7 @@ class ResultStage:
             self.discard()
 
     def _remove_parents(self) -> None:
-        for d in reversed(self._made):
-            try:
-                os.rmdir(d)
-            except OSError:
-                break
+        remove_made_dirs(self._made)
         self._made = []
 
     def discard(self) -> None:
