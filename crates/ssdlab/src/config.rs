@@ -971,7 +971,7 @@ mod tests {
             1.7e10,
             1.9e10,
             1e300,
-            1.000001e9,
+            1.000_001e9,
         ] {
             cfg.ftl.idle_gc.as_mut().unwrap().delay_s = bad;
             let err = cfg.validate().unwrap_err().to_string();
