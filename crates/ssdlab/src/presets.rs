@@ -75,7 +75,7 @@ mod tests {
             assert_eq!(cfg.name, name);
         }
         assert!(get("nope").is_err());
-        // The defaults in config.rs are the default preset.
+        // The defaults in config/mod.rs are the default preset.
         assert_eq!(get(DEFAULT).unwrap(), DriveConfig::default());
     }
 }
