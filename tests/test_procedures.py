@@ -23,12 +23,10 @@ from ssdlab.results import (
     HDTACH_FILES,
     USED_VS_NEW_COLUMNS,
     USED_VS_NEW_FILES,
-    WA_COLUMNS,
-    WA_FILES,
     HdtachResult,
     UsedVsNewResult,
-    WorstCaseWaResult,
 )
+from ssdlab.scenarios.wa import COLUMNS as WA_COLUMNS, FILES as WA_FILES, WorstCaseWaResult
 
 GIB = 2**30
 COMMON = ["scenario", "label", "drive", "device", "seed", "ssdlab_version", "wall_seconds",

@@ -21,11 +21,10 @@ from ssdlab.report.charts import (
     drive_keys,
     hdtach_chart,
     nice_ceiling,
-    wa_chart,
-    wa_entries,
 )
-from ssdlab.report.load import ConsistencyRun, HdtachRun, UsedVsNewRun, WaRun, expand_run_dirs, spare_label
+from ssdlab.report.load import ConsistencyRun, HdtachRun, UsedVsNewRun, expand_run_dirs, spare_label
 from ssdlab.report.tables import MISSING, consistency_table, hdtach_table
+from ssdlab.scenarios.wa import WaRun, chart as wa_chart, entries as wa_entries
 
 STUB_PLOTLY = "/* plotly stub */"
 

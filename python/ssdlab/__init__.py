@@ -27,12 +27,12 @@ _NAMES = {
     "saturation": "ssdlab.procedures",
     "torture": "ssdlab.procedures",
     "used_vs_new": "ssdlab.procedures",
-    "worst_case_wa": "ssdlab.procedures",
+    "worst_case_wa": "ssdlab.scenarios.wa",
     "ConsistencyResult": "ssdlab.results",
     "HdtachResult": "ssdlab.results",
     "SaturationResult": "ssdlab.results",
     "UsedVsNewResult": "ssdlab.results",
-    "WorstCaseWaResult": "ssdlab.results",
+    "WorstCaseWaResult": "ssdlab.scenarios.wa",
     "Simulator": "ssdlab.simulate",
     "StepResult": "ssdlab.simulate",
     "consistency": "ssdlab.simulate",
@@ -48,9 +48,10 @@ if TYPE_CHECKING:
     from ssdlab._core import __version__
     from ssdlab.config import DriveConfig, load_preset, preset_names
     from ssdlab.errors import SsdlabError
-    from ssdlab.procedures import hdtach, saturation, torture, used_vs_new, worst_case_wa
+    from ssdlab.procedures import hdtach, saturation, torture, used_vs_new
     from ssdlab.replay import ReplayResult
-    from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
+    from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult
+    from ssdlab.scenarios.wa import WorstCaseWaResult, worst_case_wa
     from ssdlab.simulate import Simulator, StepResult, consistency
 
 

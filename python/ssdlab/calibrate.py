@@ -79,6 +79,15 @@ class Scorecard:
 # -- measurements ----------------------------------------------------------------------------------
 
 
+def scenario_api(name: str) -> Callable[..., Any]:
+    """The API function of a scenario that lives in its own module (``ssdlab.scenarios``)."""
+    from ssdlab.scenarios import get
+
+    entry = get(name)
+    assert entry is not None and entry.procedure is not None, name
+    return entry.procedure[0]
+
+
 def _steady(result: ConsistencyResult) -> np.ndarray:
     iops: np.ndarray = result.iops["iops"].to_numpy(np.int64)
     return np.asarray(iops[int(result.summary["zoom_start_s"]) :])
@@ -208,7 +217,7 @@ class _Runner:
         functions: Dict[str, Callable[..., Any]] = {
             "torture": procedures.torture,
             "used-vs-new": procedures.used_vs_new,
-            "wa": procedures.worst_case_wa,
+            "wa": scenario_api("wa"),
             "saturation": procedures.saturation,
         }
         function = functions[procedure]

@@ -6,7 +6,6 @@ wrong and how to fix it>``, and exit status 2; Ctrl-C ends it with status 130.
 
 from __future__ import annotations
 
-import datetime
 import errno
 import inspect
 import os
@@ -14,26 +13,34 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence
 
 import click
 
 from ssdlab import __version__, cli_values as cv, preload, procedures
-from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
+from ssdlab.config import GC_POLICIES, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
-from ssdlab.procedures import procedure_steps
 from ssdlab.results import (
     CONSISTENCY_FILES,
     HDTACH_FILES,
     USED_VS_NEW_FILES,
     SATURATION_FILES,
-    WA_FILES,
     HdtachResult,
-    ResultStage,
     check_output_dir,
 )
 from ssdlab.progress import StepBars
+from ssdlab.scenarios import all_scenarios
+from ssdlab.scenarios.command import (
+    Progress as _Progress,
+    default_out as _default_out,
+    finish as _finish,
+    header as _header,
+    pct_text as _pct_text,
+    save as _save,
+    sim_config as _sim_config,
+    simulate as _simulate,
+)
 from ssdlab.report import write_report
 from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
 from ssdlab.sizes import format_size
@@ -100,20 +107,6 @@ def drives() -> None:
 # -- consistency -----------------------------------------------------------------------------------
 
 
-def _drive_config(drive: Optional[str], drive_file: Optional[str]) -> DriveConfig:
-    if drive is not None and drive_file is not None:
-        raise click.UsageError("give either --drive or --drive-file, not both")
-    if drive_file is not None:
-        return DriveConfig.from_toml_file(drive_file)
-    return load_preset(drive if drive is not None else preset_names()[0])
-
-
-def _default_out(drive: str, command: str = "consistency") -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", drive).strip("-") or "drive"
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("runs") / f"{command}-{safe}-{stamp}"
-
-
 def _latency(us: float) -> str:
     if us >= 1_000_000:
         return f"{us / 1e6:.2f} s"
@@ -123,20 +116,6 @@ def _latency(us: float) -> str:
 
 
 _D = CONSISTENCY_DEFAULTS
-
-
-class _Progress:
-    """Prints `header` once the core has accepted every step (at its first call), then shows bars."""
-
-    def __init__(self, header: str, bars: StepBars) -> None:
-        self.header: Optional[str] = header
-        self.bars = bars
-
-    def __call__(self, step: int, fraction: float, sim_seconds: float) -> bool:
-        if self.header is not None:
-            click.echo(self.header, err=True)
-            self.header = None
-        return self.bars(step, fraction, sim_seconds)
 
 
 @cli.command("consistency")
@@ -388,61 +367,6 @@ def _sample_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def _sim_config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
-                gc: Optional[str]) -> DriveConfig:
-    return _drive_config(drive, drive_file).adjusted(gc_policy=gc, op=op, capacity=capacity)
-
-
-def _header(cfg: DriveConfig, what: str) -> str:
-    d = cfg.describe()
-    return (
-        f"ssdlab: {cfg.name}, {format_size(d['user_capacity_bytes'])} user, {100 * d['op']:.1f}% OP, "
-        f"{cfg.ftl.gc_policy} {cfg.ftl.gc_mode} GC: {what}"
-    )
-
-
-def _save(result: Any, out_dir: Path, report: bool) -> Path:
-    """Saves the result directory and, with `report`, its report.html: both or neither."""
-    with ResultStage(out_dir) as stage:
-        result.save(stage.path)
-        if report:
-            write_report([stage.path], stage.path / "report.html")
-        return stage.commit()
-
-
-def _simulate(cfg: DriveConfig, scenario: str, options: Dict[str, Any], what: str, out: Optional[str],
-              quiet: bool, run: Callable[[Any], Any], report: bool = False) -> Tuple[Any, Path]:
-    """Checks the output directory, runs `run(progress)` with bars and a header, saves the result."""
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, scenario), scenario)
-    progress: Any = False
-    if not quiet:
-        progress = _Progress(_header(cfg, what), StepBars(procedure_steps(scenario, cfg, **options)))
-    preload.start()
-    try:
-        result = run(progress)
-    finally:
-        if progress:
-            progress.bars.close()
-    return result, _save(result, out_dir, report)
-
-
-def _finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[str], written: bool = True) -> bool:
-    """Writes the report if asked; prints where the files are. Returns False when quiet."""
-    if report and not written:
-        write_report([path], path / "report.html")
-    page = path / "report.html" if report else None
-    if quiet:
-        return False
-    extra = ", report.html" if page is not None else ""
-    click.echo(f"Results in {path}{os.sep}: {', '.join(files)}{extra}")
-    click.echo(f"  {result.summary['label']}")
-    return True
-
-
-def _pct_text(value: Optional[float]) -> str:
-    return "n/a" if value is None else f"{value:.0f}"
-
-
 def _print_passes(result: Any) -> None:
     s = result.summary
     width = max([len("pass")] + [len(p["name"]) for p in s["passes"]])
@@ -669,47 +593,6 @@ def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: 
             f"{r['write_amplification']:>5.2f}"
         )
     click.echo(f"  wall time {result.summary['wall_seconds']:.1f}s")
-
-
-@cli.command("wa")
-@_minutes_option(_api_default(procedures.worst_case_wa, "torture_minutes"),
-                 "Minutes of 4 KiB QD32 random writes after the sequential fill.")
-@_compressibility_option
-@_sim_options
-def wa_cmd(torture_minutes: float, compressibility: float, drive: Optional[str], drive_file: Optional[str],
-           capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
-           report: bool, quiet: bool) -> None:
-    """Estimated worst-case write amplification: true NAND/host ratio vs the speed-ratio estimate.
-
-    Secure erase, a sequential fill, then --torture-minutes of 4 KiB random writes at QD32. The
-    true WA (NAND writes ÷ host writes) is set next to the estimate from speeds alone (clean MB/s
-    in the first 10 s ÷ worst MB/s in the last fifth). Writes summary.json and wa.png.
-    """
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"torture_minutes": torture_minutes, "compressibility": compressibility}
-    what = f"fill, {torture_minutes:g} min torture"
-    if compressibility != 1:
-        what += f", data compressible to {compressibility:g}"
-    result, path = _simulate(cfg, "wa", options, what, out, quiet,
-                             lambda progress: procedures.worst_case_wa(cfg, seed=seed, progress=progress, **options),
-                             report)
-    if not _finish(result, path, report, quiet, WA_FILES):
-        return
-    s = result.summary
-    steady = s.get("steady_write_amplification")
-    est = s["speed_ratio_estimate"]
-    click.echo(
-        f"  true WA (NAND ÷ host)   {s['write_amplification']:>7.2f}"
-        + (f"   ({steady:.2f} over the last fifth)" if steady is not None else "")
-    )
-    click.echo(
-        f"  speed-ratio estimate    {('%.2f' % est) if est is not None else 'n/a':>7}   "
-        f"(clean {s['clean_mb_s']:,.1f} MB/s ÷ worst {s['worst_mb_s']:,.1f} MB/s)"
-    )
-    note = result.note()
-    if note:
-        click.echo(f"  note: {note}")
-    click.echo(f"  wall time {s['wall_seconds']:.1f}s")
 
 
 def _share_pct(value: Any, what: str) -> float:
@@ -1047,6 +930,8 @@ POINTS_DIR = "points"
 
 
 cli.add_command(fio_cmd)
+for _scenario in all_scenarios():  # the scenarios that live in their own module (ssdlab.scenarios)
+    cli.add_command(_scenario.click_command())
 
 
 # -- entry point -----------------------------------------------------------------------------------

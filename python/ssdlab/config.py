@@ -50,7 +50,7 @@ __all__ = [
 
 GcPolicyName = Literal["greedy", "fifo", "cost-benefit", "d-choices"]
 GC_POLICIES: tuple[str, ...] = get_args(GcPolicyName)
-"""GC victim policies, as the core spells them (`GcPolicy` in crates/ssdlab/src/config.rs)."""
+"""GC victim policies, as the core spells them (`GcPolicy` in crates/ssdlab/src/config/)."""
 GcModeName = Literal["on-demand", "active", "clean-up-later"]
 GC_MODES: tuple[str, ...] = get_args(GcModeName)
 """When GC runs (`GcMode`)."""

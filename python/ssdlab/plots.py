@@ -7,7 +7,6 @@ importing this module never touches pyplot's global backend or opens a window.
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
@@ -26,7 +25,6 @@ __all__ = [
     "hdtach_figure",
     "saturation_figure",
     "used_vs_new_figure",
-    "wa_figure",
 ]
 
 FIGSIZE = (10.0, 4.5)
@@ -195,7 +193,7 @@ PASS_COLOURS = ("#059669", "#dc2626", "#2563eb", "#d97706", "#7c3aed", "#0891b2"
 _PASS_STYLES: tuple = ("-", "-", (0, (6, 3)), (0, (2, 2)), (0, (8, 3, 2, 3)))
 
 
-def _mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
+def mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
     """A linear MB/s (or ×) axis from 0 with round ticks and a little headroom."""
     top = max(top, 1e-9) * 1.12
     locator = MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10])
@@ -207,7 +205,7 @@ def _mb_s_axis(ax: Axes, top: float, *, axis: str = "y") -> None:
         ax.xaxis.set_major_locator(locator)
 
 
-def _mb(value: float) -> str:
+def mb_text(value: float) -> str:
     """MB/s with three significant figures, as the reviews print them (6.93, 13.1, 171, 1,234)."""
     if value >= 100:
         return f"{value:,.0f}"
@@ -245,7 +243,7 @@ def hdtach_figure(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}%"))
     ax.set_xlabel("Position (% of the span, in LBA order)")
     ax.set_ylabel("Sequential write (MB/s)")
-    _mb_s_axis(ax, float(passes["mb_s"].max()) if len(passes) else 1.0)
+    mb_s_axis(ax, float(passes["mb_s"].max()) if len(passes) else 1.0)
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(
         handles, labels, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False
@@ -259,7 +257,7 @@ _STATE_NAMES = {"clean": "Clean drive", "used": "Used drive", "used after TRIM":
 _STATE_COLOURS = {"clean": "#059669", "used": "#dc2626", "used after TRIM": "#2563eb"}
 
 
-def _bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
+def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
     fig = Figure(figsize=(FIGSIZE[0], 1.9 + 0.62 * n), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -276,7 +274,7 @@ def _bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
 def used_vs_new_figure(states: pd.DataFrame, *, title: str, subtitle: str) -> Figure:
     """Horizontal bars of MB/s per state (clean, used, used after TRIM; columns ``state, mb_s,
     iops``), first state on top, each labelled with its MB/s and IOPS, like the reviews' tables."""
-    fig, ax = _bar_figure(title, subtitle, len(states))
+    fig, ax = bar_figure(title, subtitle, len(states))
     names = [str(s) for s in states["state"]]
     mb_s = states["mb_s"].to_numpy(np.float64)
     y = np.arange(len(names))
@@ -284,59 +282,14 @@ def used_vs_new_figure(states: pd.DataFrame, *, title: str, subtitle: str) -> Fi
     ax.barh(y, mb_s, height=0.6, color=colours, zorder=3)
     ax.set_yticks(y, [_STATE_NAMES.get(n, n) for n in names])
     ax.invert_yaxis()
-    _mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.35, axis="x")  # room for the labels
+    mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.35, axis="x")  # room for the labels
     clean = mb_s[0] if len(mb_s) and names[0] == "clean" and mb_s[0] > 0 else None
     for yi, value, iops, name in zip(y, mb_s, states["iops"].to_numpy(np.float64), names):
-        text = f"{_mb(value)} MB/s  ({iops:,.0f} IOPS"
+        text = f"{mb_text(value)} MB/s  ({iops:,.0f} IOPS"
         text += f", {100 * value / clean:.0f}% of clean)" if clean is not None and name != "clean" else ")"
         ax.annotate(text, (value, yi), xytext=(5, 0), textcoords="offset points", va="center", fontsize=9,
                     fontweight="bold", color="#333333")
     ax.set_xlabel("4 KiB random write (MB/s, higher is better)")
-    return fig
-
-
-# -- worst-case write amplification ----------------------------------------------------------------
-
-
-def wa_figure(
-    *,
-    write_amplification: float,
-    steady_write_amplification: Optional[float] = None,
-    speed_ratio_estimate: Optional[float],
-    clean_mb_s: float,
-    worst_mb_s: float,
-    title: str,
-    subtitle: str,
-    note: Optional[str] = None,
-) -> Figure:
-    """Two horizontal bars: the true write amplification over the torture (NAND ÷ host writes;
-    its label adds `steady_write_amplification`, the last fifth's, when given) and the speed-ratio
-    estimate (clean MB/s ÷ worst MB/s), with a dotted line at 1 (no amplification) and `note`
-    under the chart when the two disagree."""
-    fig, ax = _bar_figure(title, subtitle, 2)
-    if note:
-        fig.set_figheight(fig.get_figheight() + 0.45)
-    labels = [
-        "True WA\n(NAND ÷ host writes)",
-        f"Speed-ratio estimate\n(clean {_mb(clean_mb_s)} ÷ worst {_mb(worst_mb_s)} MB/s)",
-    ]
-    values = [write_amplification, speed_ratio_estimate if speed_ratio_estimate is not None else 0.0]
-    ax.barh([0, 1], values, height=0.55, color=["#2563eb", "#f59e0b"], zorder=3)
-    ax.set_yticks([0, 1], labels)
-    ax.invert_yaxis()
-    _mb_s_axis(ax, max(max(values), 1.0) * (1.6 if steady_write_amplification is not None else 1.12), axis="x")
-    ax.axvline(1.0, color="#777777", linestyle=":", linewidth=1.2, zorder=2)
-    for yi, value in zip((0, 1), (write_amplification, speed_ratio_estimate)):
-        text = f"{value:.2f}×" if value is not None else "n/a"
-        if yi == 0 and steady_write_amplification is not None:
-            text += f"   ({steady_write_amplification:.2f}× over the last fifth, the estimate's window)"
-        ax.annotate(text, (value or 0.0, yi), xytext=(5, 0), textcoords="offset points", va="center",
-                    fontsize=10, fontweight="bold", color="#333333",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
-    ax.set_xlabel("Write amplification (×, lower is better; dotted: 1× = no amplification)")
-    if note:  # supxlabel: the one figure text that constrained layout makes room for
-        fig.supxlabel(textwrap.fill(note, 125), fontsize=9, color="#7a4b00", x=0.5, ha="center",
-                      bbox={"boxstyle": "round,pad=0.4", "facecolor": "#fff7e6", "edgecolor": "#f0c36d"})
     return fig
 
 
@@ -359,18 +312,18 @@ def saturation_figure(curve: pd.DataFrame, summary: Mapping[str, Any], *, title:
         y = rows["mb_s"].to_numpy(np.float64)
         y = np.concatenate([y[:1], y])
         if phase == "write":
-            label = f"whole-drive write: avg {_mb(float(summary['mb_s_average']))} MB/s"
+            label = f"whole-drive write: avg {mb_text(float(summary['mb_s_average']))} MB/s"
         else:
             after = summary.get("mb_s_after_idle")
             label = f"after {summary.get('idle_minutes', 0):g} min idle"
             if after is not None:
-                label += f": avg {_mb(float(after))} MB/s, {float(summary.get('recovered_gb') or 0):,.1f} GB fast"
+                label += f": avg {mb_text(float(after))} MB/s, {float(summary.get('recovered_gb') or 0):,.1f} GB fast"
         ax.step(x, y, where="pre", color=colour, linewidth=1.6, label=label, zorder=3 if phase == "write" else 4)
     if cache is not None:
         ax.axvline(float(cache), color="#64748b", linewidth=1.0, linestyle=(0, (4, 3)), zorder=2)
         ax.annotate(
-            f"cache full after {float(cache):,.1f} GB\n{_mb(float(summary['mb_s_in_cache']))} → "
-            f"{_mb(float(summary['mb_s_after_cache'] or 0))} MB/s",
+            f"cache full after {float(cache):,.1f} GB\n{mb_text(float(summary['mb_s_in_cache']))} → "
+            f"{mb_text(float(summary['mb_s_after_cache'] or 0))} MB/s",
             xy=(float(cache), float(summary["mb_s_in_cache"])),
             xytext=(8, -4),
             textcoords="offset points",
@@ -382,7 +335,7 @@ def saturation_figure(curve: pd.DataFrame, summary: Mapping[str, Any], *, title:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
     ax.set_xlabel("Data written (GB)")
     ax.set_ylabel("Write speed (MB/s)")
-    _mb_s_axis(ax, float(curve["mb_s"].max()) if len(curve) else 1.0)
+    mb_s_axis(ax, float(curve["mb_s"].max()) if len(curve) else 1.0)
     ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False)

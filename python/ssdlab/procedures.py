@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.results import HdtachResult, SaturationResult, UsedVsNewResult, WorstCaseWaResult
+from ssdlab.results import HdtachResult, SaturationResult, UsedVsNewResult
 from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
 from ssdlab.sizes import format_size, parse_size
 
@@ -35,7 +35,6 @@ __all__ = [
     "saturation",
     "torture",
     "used_vs_new",
-    "worst_case_wa",
 ]
 
 PROCEDURES = ("hdtach", "torture", "used-vs-new", "wa", "saturation")
@@ -57,6 +56,9 @@ _UNIT = 4096
 _FILL_BLOCK = 128 * 1024  # the core's fill request size (used_vs_new.rs BLOCK)
 
 Config = Union[DriveConfig, str, None]
+
+# The argument checks scenario modules share (ssdlab.scenarios.*), under their public names.
+check_seed, number, resolve_config, whole = _check_seed, _number, _resolve_config, _whole
 
 
 # -- argument checks -------------------------------------------------------------------------------
@@ -147,13 +149,6 @@ def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any, o
     }
 
 
-def _wa_params(torture_minutes: Any, compressibility: Any) -> Dict[str, Any]:
-    return {
-        "torture_minutes": _number(torture_minutes, "torture minutes"),
-        "compressibility": _number(compressibility, "compressibility"),
-    }
-
-
 _SATURATION_PATTERNS = ("sequential", "random")
 
 
@@ -200,7 +195,7 @@ def _run(label: str, duration_s: Optional[float] = None) -> Dict[str, Any]:
     return {"step": "run", "workload": workload}
 
 
-def _fill_and_torture(minutes: float) -> List[Dict[str, Any]]:
+def fill_and_torture(minutes: float) -> List[Dict[str, Any]]:
     return [{"step": "secure_erase"}, _run("fill"), _run(f"torture {_minutes(minutes)}", minutes * 60.0)]
 
 
@@ -211,11 +206,11 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
     if name == "hdtach":
         steps = [{"step": "secure_erase"}, _run("hdtach:clean")]
         if p["torture_minutes"] != 0:
-            steps += _fill_and_torture(p["torture_minutes"])
+            steps += fill_and_torture(p["torture_minutes"])
             steps.append(_run(f"hdtach:after {_minutes(p['torture_minutes'])} torture"))
         return steps
     if name == "torture":
-        steps = [{"step": "secure_erase"}, _run("hdtach:clean"), *_fill_and_torture(p["torture_minutes"])]
+        steps = [{"step": "secure_erase"}, _run("hdtach:clean"), *fill_and_torture(p["torture_minutes"])]
         history = f"{_minutes(p['torture_minutes'])} torture"
         if p["pass_after_torture"]:
             steps.append(_run(f"hdtach:after {history}"))
@@ -253,8 +248,6 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
             _run("test:used after TRIM", duration),
         ]
         return steps
-    if name == "wa":
-        return _fill_and_torture(p["torture_minutes"])
     if name == "saturation":
         steps = [{"step": "secure_erase"}]
         if p.get("prefill_pct", 0) > 0 and int(user_bytes * p["prefill_pct"] / 100) >= p["block_bytes"]:
@@ -264,15 +257,27 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
         if p["idle_minutes"] > 0:
             steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, _run("saturation:after idle")]
         return steps
+    module = _module_procedure(name)
+    if module is not None:
+        return module[2](p, user_bytes)
     raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
+
+
+def _module_procedure(name: str) -> Optional[Tuple[Any, Any, Any]]:
+    """(API function, parameters, plan) of a procedure that lives in its scenario module."""
+    from ssdlab import scenarios
+
+    entry = scenarios.get(name)
+    return entry.procedure if entry is not None else None
 
 
 def _params(name: str, options: Dict[str, Any]) -> Dict[str, Any]:
     """The core's parameters for procedure `name` called with keyword arguments `options`; the
     defaults are those of the procedure's function."""
-    if name not in _PROCEDURES:
+    module = _module_procedure(name) if name not in _PROCEDURES else None
+    if name not in _PROCEDURES and module is None:
         raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
-    function, build = _PROCEDURES[name]
+    function, build = _PROCEDURES[name] if module is None else module[:2]
     known = [k for k in inspect.signature(function).parameters if k not in ("config", "seed", "progress", "label")]
     unknown = sorted(set(options) - set(known))
     if unknown:
@@ -294,7 +299,7 @@ def procedure_steps(name: str, config: Config = None, **options: Any) -> List[Di
 # -- running ---------------------------------------------------------------------------------------
 
 
-def _execute(
+def execute(
     name: str, cfg: DriveConfig, params: Dict[str, Any], seed: int, progress: Progress
 ) -> Tuple[List[StepResult], Dict[str, Any], float]:
     sim = Simulator(cfg, seed)
@@ -303,7 +308,7 @@ def _execute(
     return steps, summary, time.perf_counter() - started
 
 
-def _compressed(label: str, compressibility: float) -> str:
+def compressed(label: str, compressibility: float) -> str:
     return label if compressibility >= 1 else f"{label}, data compressible to {100 * compressibility:g}%"
 
 
@@ -334,12 +339,12 @@ def hdtach(
     params = _hdtach_params(torture_minutes, compressibility, block_size, qd, sample_pct)
     seed = _check_seed(seed)
     _check_pass_span(cfg, params["block_bytes"])
-    steps, core, wall = _execute("hdtach", cfg, params, seed, progress)
+    steps, core, wall = execute("hdtach", cfg, params, seed, progress)
     if label is None:
         label = f"{cfg.name} · HD Tach"
         if params["torture_minutes"]:
             label += f", clean and after {_minutes(params['torture_minutes'])} torture"
-        label = _compressed(label, params["compressibility"])
+        label = compressed(label, params["compressibility"])
     return HdtachResult.from_run(
         scenario="hdtach", label=label, config=cfg, steps=steps, core_summary=core, params=params, seed=seed,
         wall_seconds=wall,
@@ -382,9 +387,9 @@ def torture(
     )
     seed = _check_seed(seed)
     _check_pass_span(cfg, params["block_bytes"])
-    steps, core, wall = _execute("torture", cfg, params, seed, progress)
+    steps, core, wall = execute("torture", cfg, params, seed, progress)
     if label is None:
-        label = _compressed(
+        label = compressed(
             f"{cfg.name} · performance over time & TRIM, {_minutes(params['torture_minutes'])} torture",
             params["compressibility"],
         )
@@ -423,36 +428,9 @@ def used_vs_new(
     cfg = _resolve_config(config)
     params = _used_vs_new_params(test_span, duration_s, qd, os_pct, os_rewrite_pct)
     seed = _check_seed(seed)
-    steps, core, wall = _execute("used-vs-new", cfg, params, seed, progress)
+    steps, core, wall = execute("used-vs-new", cfg, params, seed, progress)
     return UsedVsNewResult.from_run(
         label=label if label is not None else f"{cfg.name} · used vs new",
-        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
-    )
-
-
-def worst_case_wa(
-    config: Config = None,
-    *,
-    torture_minutes: float = 20.0,
-    compressibility: float = 1.0,
-    seed: int = 1,
-    progress: Progress = False,
-    label: Optional[str] = None,
-) -> WorstCaseWaResult:
-    """Estimated worst-case write amplification: secure erase, a sequential fill, then
-    `torture_minutes` of 4 KiB QD32 random writes, all of data with `compressibility`.
-
-    Reports the true write amplification over the torture (NAND writes ÷ host writes) next to the
-    estimate reviewers could make from speeds alone: clean MB/s (the first 10 s of the torture) ÷
-    worst MB/s (its last fifth). On a compressing drive with compressible data the true WA falls
-    below 1 while the speed ratio does not. The default label is ``"<drive> · worst-case WA"``.
-    """
-    cfg = _resolve_config(config)
-    params = _wa_params(torture_minutes, compressibility)
-    seed = _check_seed(seed)
-    steps, core, wall = _execute("wa", cfg, params, seed, progress)
-    return WorstCaseWaResult.from_run(
-        label=label if label is not None else _compressed(f"{cfg.name} · worst-case WA", params["compressibility"]),
         config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
     )
 
@@ -491,7 +469,7 @@ def saturation(
     cfg = _resolve_config(config)
     params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points, prefill_pct)
     seed = _check_seed(seed)
-    steps, core, wall = _execute("saturation", cfg, params, seed, progress)
+    steps, core, wall = execute("saturation", cfg, params, seed, progress)
     if label is None:
         full = params["prefill_pct"]
         label = f"{cfg.name} · write saturation" + (f", {full:g} % full" if full > 0 else "")
@@ -505,6 +483,14 @@ _PROCEDURES: Dict[str, Tuple[Any, Any]] = {
     "hdtach": (hdtach, _hdtach_params),
     "torture": (torture, _torture_params),
     "used-vs-new": (used_vs_new, _used_vs_new_params),
-    "wa": (worst_case_wa, _wa_params),
     "saturation": (saturation, _saturation_params),
 }
+
+
+def __getattr__(name: str) -> Any:
+    """`worst_case_wa` moved to its scenario module; the old name still resolves."""
+    if name == "worst_case_wa":
+        from ssdlab.scenarios.wa import worst_case_wa
+
+        return worst_case_wa
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,6 @@
 """Result directories (docs/results.md): `ConsistencyResult`, the procedure results
-(`HdtachResult` for hdtach and torture, `UsedVsNewResult`, `WorstCaseWaResult`) and safe, atomic
+(`HdtachResult` for hdtach and torture, `UsedVsNewResult`; the wa result lives in its scenario
+module, `ssdlab.scenarios.wa`) and safe, atomic
 saving.
 
 A result is saved by writing every file into a hidden staging directory next to the target and
@@ -51,12 +52,10 @@ __all__ = [
     "SUMMARY_KEYS",
     "USED_VS_NEW_COLUMNS",
     "USED_VS_NEW_FILES",
-    "WA_FILES",
     "ConsistencyResult",
     "HdtachResult",
     "SaturationResult",
     "UsedVsNewResult",
-    "WorstCaseWaResult",
     "ResultStage",
     "check_output_dir",
     "write_file_atomically",
@@ -110,13 +109,10 @@ HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
 HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
 USED_VS_NEW_COLUMNS = ("state", "mb_s", "iops")
 USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
-WA_FILES = ("summary.json", "wa.png")
 SATURATION_COLUMNS = ("phase", "gb_written", "mb_s")
 SATURATION_FILES = ("saturation.csv", "summary.json", "saturation.png")
-WA_COLUMNS = ("time_s", "mb_s", "host_mib", "nand_mib", "write_amplification")
-WA_FILES = ("wa.csv", "summary.json", "wa.png")
 
-_MIB = 2**20
+MIB = 2**20
 
 
 def burst_seconds(iops: Sequence[int]) -> int:
@@ -260,7 +256,10 @@ def result_file_names() -> frozenset:
     directory is not among them: it holds the raw measurements (fio's own JSON and logs), which
     saving the same result again (``result.save(dir)`` after the run wrote `dir`) must keep."""
     replay_files = ("series.csv", "latency.csv", "summary.json", "replay.png")  # ssdlab.replay.result.REPLAY_FILES
-    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *USED_VS_NEW_FILES, *WA_FILES, *SATURATION_FILES,
+    from ssdlab.scenarios import all_scenarios
+
+    modules = [name for entry in all_scenarios() for name in entry.files]
+    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *USED_VS_NEW_FILES, *modules, *SATURATION_FILES,
                       *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
@@ -435,12 +434,12 @@ def write_file_atomically(path: PathLike, text: str, what: str = "output file") 
 # -- the consistency result ------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """`value` with NumPy scalars turned into Python ones (for JSON)."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
     return value
@@ -531,9 +530,9 @@ class ConsistencyResult:
             {
                 "time_s": time_s,
                 "iops": ios,
-                "host_mib": host * unit_bytes / _MIB,
-                "nand_mib": nand * unit_bytes / _MIB,
-                "gc_mib": raw["gc_units"].to_numpy(np.float64) * unit_bytes / _MIB,
+                "host_mib": host * unit_bytes / MIB,
+                "nand_mib": nand * unit_bytes / MIB,
+                "gc_mib": raw["gc_units"].to_numpy(np.float64) * unit_bytes / MIB,
                 "erases": raw["erases"].to_numpy(np.int64),
                 "write_amplification": wa,
                 "mean_latency_us": mean_latency_us,
@@ -569,7 +568,7 @@ class ConsistencyResult:
             "latency_us": {k: c["latency_us"][k] for k in LATENCY_KEYS},
             "fill_seconds": fill.duration_s,
         }
-        return cls(iops, series, _plain(summary), config=config, steps=steps)
+        return cls(iops, series, plain(summary), config=config, steps=steps)
 
     @classmethod
     def load(cls, directory: PathLike) -> ConsistencyResult:
@@ -577,9 +576,9 @@ class ConsistencyResult:
         import pandas as pd
 
         d = Path(directory)
-        summary = _read_summary(d, ("consistency",))
-        iops = _read_csv(d, "iops.csv", IOPS_COLUMNS, finite=IOPS_COLUMNS)
-        series = _read_csv(d, "series.csv", SERIES_COLUMNS, finite=("time_s", "iops"))
+        summary = read_summary(d, ("consistency",))
+        iops = read_csv(d, "iops.csv", IOPS_COLUMNS, finite=IOPS_COLUMNS)
+        series = read_csv(d, "series.csv", SERIES_COLUMNS, finite=("time_s", "iops"))
         return cls(iops, series, summary)
 
     # -- charts and files ------------------------------------------------------------------------
@@ -655,7 +654,7 @@ def procedure_summary(
     }
 
 
-def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
+def read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
     try:
         text = read_text(d / "summary.json", "result file", DATA_LIMIT)
     except (OSError, SsdlabError) as err:
@@ -667,7 +666,7 @@ def _read_summary(d: Path, scenarios: tuple[str, ...]) -> Dict[str, Any]:
     return summary
 
 
-def _read_csv(d: Path, name: str, columns: tuple[str, ...], finite: Sequence[str] = ()) -> pd.DataFrame:
+def read_csv(d: Path, name: str, columns: tuple[str, ...], finite: Sequence[str] = ()) -> pd.DataFrame:
     """The CSV file `name` of result directory `d`, with exactly `columns`; the `finite` ones must
     hold finite numbers (`finite_column`)."""
     import pandas as pd
@@ -700,7 +699,7 @@ def finite_column(column: pd.Series, path: PathLike, name: str) -> pd.Series:
     return values
 
 
-def _subtitle(s: Dict[str, Any], how: str) -> str:
+def subtitle(s: Dict[str, Any], how: str) -> str:
     """A chart subtitle: what the procedure did (`how`), then the drive's layout and seed or the
     real device; on two lines when one would not fit the chart's width."""
     size = format_size(int(s["user_capacity_bytes"]))
@@ -714,7 +713,7 @@ def _subtitle(s: Dict[str, Any], how: str) -> str:
     return f"{how} · {drive}" if len(how) + len(drive) <= 115 else f"{how}\n{drive}"
 
 
-class _ProcedureResult:
+class ProcedureResult:
     """What the procedure results share: the summary, the run's config and steps, saving."""
 
     SCENARIOS: tuple[str, ...] = ()
@@ -752,7 +751,7 @@ class _ProcedureResult:
 
         def write(staging: Path) -> None:
             self._write_frames(staging)
-            text = json.dumps(_plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
             (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
             for name, fig in self.charts().items():
                 fig.savefig(staging / name)
@@ -760,7 +759,7 @@ class _ProcedureResult:
         return _write_atomically(out_dir, write)
 
 
-class HdtachResult(_ProcedureResult):
+class HdtachResult(ProcedureResult):
     """An HD Tach-style run: ``hdtach`` (a clean pass, optionally one after torture) or ``torture``
     (performance over time & TRIM) (docs/results.md, section *hdtach and torture*).
 
@@ -847,14 +846,14 @@ class HdtachResult(_ProcedureResult):
         summary["passes"] = table
         if "torture_write_amplification" in core_summary:
             summary["torture_write_amplification"] = core_summary["torture_write_amplification"]
-        return cls(passes, _plain(summary), config=config, steps=steps)
+        return cls(passes, plain(summary), config=config, steps=steps)
 
     @classmethod
     def load(cls, directory: PathLike) -> HdtachResult:
         """Reads a saved hdtach or torture result directory back (without its config and steps)."""
         d = Path(directory)
-        summary = _read_summary(d, cls.SCENARIOS)
-        passes = _read_csv(d, "hdtach.csv", HDTACH_COLUMNS, finite=("position_pct", "mb_s"))
+        summary = read_summary(d, cls.SCENARIOS)
+        passes = read_csv(d, "hdtach.csv", HDTACH_COLUMNS, finite=("position_pct", "mb_s"))
         passes["pass"] = passes["pass"].astype(str)
         return cls(passes, summary)
 
@@ -864,7 +863,7 @@ class HdtachResult(_ProcedureResult):
         how = f"{format_size(int(block))} sequential writes at QD{qd}" if block and qd else "sequential writes"
         pct = s.get("sample_pct")
         where = "over the whole span" if pct is None or pct >= 100 else f"over the first {pct:g}% of each position"
-        return _subtitle(s, f"{how} {where}")
+        return subtitle(s, f"{how} {where}")
 
     def charts(self) -> Dict[str, Figure]:
         """``hdtach.png``: MB/s against position, one line per pass."""
@@ -881,7 +880,7 @@ def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{value:.0f}% of clean"
 
 
-class UsedVsNewResult(_ProcedureResult):
+class UsedVsNewResult(ProcedureResult):
     """Used vs new: 4 KiB random-write speed on a clean drive, a used one (full of data deleted
     without TRIM) and the used one after TRIM (docs/results.md, section *used-vs-new*).
 
@@ -939,14 +938,14 @@ class UsedVsNewResult(_ProcedureResult):
             params={**params, "test_span_bytes": core_summary["test_span_bytes"]},
         )
         summary["states"] = rows
-        return cls(states[list(USED_VS_NEW_COLUMNS)], _plain(summary), config=config, steps=steps)
+        return cls(states[list(USED_VS_NEW_COLUMNS)], plain(summary), config=config, steps=steps)
 
     @classmethod
     def load(cls, directory: PathLike) -> UsedVsNewResult:
         """Reads a saved used-vs-new result directory back (without its config and steps)."""
         d = Path(directory)
-        summary = _read_summary(d, cls.SCENARIOS)
-        states = _read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS, finite=("mb_s", "iops"))
+        summary = read_summary(d, cls.SCENARIOS)
+        states = read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS, finite=("mb_s", "iops"))
         states["state"] = states["state"].astype(str)
         return cls(states, summary)
 
@@ -956,7 +955,7 @@ class UsedVsNewResult(_ProcedureResult):
             f"4 KiB random writes, QD{s['queue_depth']}, {s['duration_s']:g} s over "
             f"{format_size(int(s['test_span_bytes']))} after a {s['os_pct']:g}% OS area"
         )
-        return _subtitle(s, how)
+        return subtitle(s, how)
 
     def charts(self) -> Dict[str, Figure]:
         """``used_vs_new.png``: MB/s per state, as bars."""
@@ -968,161 +967,7 @@ class UsedVsNewResult(_ProcedureResult):
         self.states.to_csv(staging / "used_vs_new.csv", index=False, float_format="%.10g")
 
 
-class WorstCaseWaResult(_ProcedureResult):
-    """Estimated worst-case write amplification: the true NAND/host ratio over a torture next to the
-    speed-ratio estimate (clean MB/s ÷ worst MB/s) (docs/results.md, section *wa*).
-
-    Attributes:
-        series: DataFrame ``time_s, mb_s, host_mib, nand_mib, write_amplification``: one row per
-            simulated second of the torture (``mb_s`` the host's write speed, 10^6 bytes/s;
-            ``write_amplification`` NaN in seconds without host writes).
-        summary: the figures of ``summary.json`` (``write_amplification``, ``speed_ratio_estimate``,
-            ``clean_mb_s``, ``worst_mb_s``, ``compressibility``, ...).
-        config, steps: as for `HdtachResult`.
-    """
-
-    SCENARIOS = ("wa",)
-    FILES = WA_FILES
-
-    def __init__(
-        self,
-        series: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.series = series
-        super().__init__(summary, config=config, steps=steps)
-
-    def __repr__(self) -> str:
-        s = self.summary
-        est = s["speed_ratio_estimate"]
-        return (
-            f"<WorstCaseWaResult {self.label!r}: WA {s['write_amplification']:.2f}, speed-ratio estimate "
-            f"{'n/a' if est is None else f'{est:.2f}'}>"
-        )
-
-    @property
-    def write_amplification(self) -> float:
-        """NAND writes ÷ host writes over the torture."""
-        return float(self.summary["write_amplification"])
-
-    @property
-    def speed_ratio_estimate(self) -> Optional[float]:
-        """Clean MB/s ÷ worst MB/s (None if the drive wrote nothing at the end)."""
-        est = self.summary["speed_ratio_estimate"]
-        return None if est is None else float(est)
-
-    @classmethod
-    def from_run(
-        cls,
-        *,
-        label: str,
-        config: DriveConfig,
-        steps: List[StepResult],
-        core_summary: Dict[str, Any],
-        params: Dict[str, Any],
-        seed: int,
-        wall_seconds: float,
-    ) -> WorstCaseWaResult:
-        """Assembles the result of a finished run (see `ssdlab.procedures.worst_case_wa`)."""
-        import pandas as pd
-
-        summary = procedure_summary(
-            scenario="wa", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
-        )
-        runs = [s for s in steps if s.series is not None]
-        if not runs or runs[-1].series is None:
-            raise SsdlabError("the wa run returned no torture phase")
-        raw = runs[-1].series.reindex(range(math.ceil(float(params["torture_minutes"]) * 60.0)), fill_value=0)
-        layout = config.describe()
-        unit_bytes = layout["physical_capacity_bytes"] // (
-            layout["dies"] * layout["blocks_per_die"] * layout["units_per_block"]
-        )
-        host = raw["host_units"].to_numpy(np.float64)
-        nand = raw["nand_units"].to_numpy(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            wa = np.where(host > 0, nand / np.where(host > 0, host, 1), np.nan)
-        series = pd.DataFrame(
-            {
-                "time_s": np.arange(len(raw), dtype=np.int64),
-                "mb_s": raw["write_bytes"].to_numpy(np.float64) / 1e6,
-                "host_mib": host * unit_bytes / _MIB,
-                "nand_mib": nand * unit_bytes / _MIB,
-                "write_amplification": wa,
-            }
-        )
-        summary["compression"] = config.ftl.compression
-        summary["write_amplification"] = core_summary["write_amplification"]
-        # The core measures it over the window of `worst_mb_s`; 0 means no host writes there.
-        summary["steady_write_amplification"] = core_summary["steady_write_amplification"] or None
-        for key in ("speed_ratio_estimate", "clean_mb_s", "worst_mb_s"):
-            summary[key] = core_summary[key]
-        return cls(series, _plain(summary), config=config, steps=steps)
-
-    @classmethod
-    def load(cls, directory: PathLike) -> WorstCaseWaResult:
-        """Reads a saved wa result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = _read_summary(d, cls.SCENARIOS)
-        return cls(_read_csv(d, "wa.csv", WA_COLUMNS, finite=("time_s", "mb_s", "host_mib")), summary)
-
-    def subtitle(self) -> str:
-        s = self.summary
-        c = s["compressibility"]
-        data = "incompressible data" if c >= 1 else f"data compressible to {100 * c:g}%"
-        how = f"sequential fill, then {s['torture_minutes']:g} min of 4 KiB random writes at QD32, {data}"
-        return _subtitle(s, how)
-
-    def note(self) -> Optional[str]:
-        """A sentence on why the estimate disagrees with the true WA of the same window (the last
-        fifth of the torture), when they differ by more than 20 %; None when they agree."""
-        s = self.summary
-        est = s["speed_ratio_estimate"]
-        wa = s.get("steady_write_amplification") or s["write_amplification"]
-        if est is None:
-            return "No host writes completed in the last fifth of the torture, so there is no speed-ratio estimate."
-        if not wa or 1 / 1.2 <= est / wa <= 1.2:
-            return None
-        if s.get("compression") and s["compressibility"] < 1:
-            return (
-                f"The drive compresses data as it writes it: NAND receives {wa:.2f}× the host's bytes, but the "
-                f"write speed barely changes (ratio {est:.2f}×), so the speed ratio cannot see the saving."
-            )
-        if est > wa:
-            return (
-                f"The speed ratio overstates the WA of the same window by {100 * (est / wa - 1):.0f}%: the "
-                "worst-case speed also pays for GC's page reads and block erases, not only for its extra writes."
-            )
-        return (
-            f"The speed ratio understates the WA of the same window by {100 * (1 - est / wa):.0f}%: part of "
-            "the GC work did not slow the host's writes (background GC or buffering)."
-        )
-
-    def charts(self) -> Dict[str, Figure]:
-        """``wa.png``: the true WA and the speed-ratio estimate as two bars."""
-        from ssdlab.plots import wa_figure
-
-        s = self.summary
-        return {
-            "wa.png": wa_figure(
-                write_amplification=float(s["write_amplification"]),
-                steady_write_amplification=s.get("steady_write_amplification"),
-                speed_ratio_estimate=self.speed_ratio_estimate,
-                clean_mb_s=float(s["clean_mb_s"]),
-                worst_mb_s=float(s["worst_mb_s"]),
-                title=self.label,
-                subtitle=self.subtitle(),
-                note=self.note(),
-            )
-        }
-
-    def _write_frames(self, staging: Path) -> None:
-        self.series.to_csv(staging / "wa.csv", index=False, float_format="%.10g")
-
-
-class SaturationResult(_ProcedureResult):
+class SaturationResult(ProcedureResult):
     """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
     optionally a write after idle time (docs/results.md, section *saturation*).
 
@@ -1213,14 +1058,14 @@ class SaturationResult(_ProcedureResult):
         ):
             summary[key] = core_summary[key]
         summary["user_capacity_bytes"] = core_summary["user_capacity_bytes"]
-        return cls(curve, _plain(summary), config=config, steps=steps)
+        return cls(curve, plain(summary), config=config, steps=steps)
 
     @classmethod
     def load(cls, directory: PathLike) -> SaturationResult:
         """Reads a saved saturation result directory back (without its config and steps)."""
         d = Path(directory)
-        summary = _read_summary(d, cls.SCENARIOS)
-        curve = _read_csv(d, "saturation.csv", SATURATION_COLUMNS, finite=("gb_written", "mb_s"))
+        summary = read_summary(d, cls.SCENARIOS)
+        curve = read_csv(d, "saturation.csv", SATURATION_COLUMNS, finite=("gb_written", "mb_s"))
         curve["phase"] = curve["phase"].astype(str)
         return cls(curve, summary)
 
@@ -1236,7 +1081,7 @@ class SaturationResult(_ProcedureResult):
             how += "the whole drive" if s.get("fill_pct", 100) >= 100 else f"{s['fill_pct']:g}% of the drive"
         if s.get("idle_minutes"):
             how += f", {s['idle_minutes']:g} min idle, then {s['after_idle_pct']:g}% again"
-        return _subtitle(s, how)
+        return subtitle(s, how)
 
     def charts(self) -> Dict[str, Figure]:
         """``saturation.png``: MB/s against GB written, the cliff and the write after idle."""
@@ -1247,3 +1092,12 @@ class SaturationResult(_ProcedureResult):
 
     def _write_frames(self, staging: Path) -> None:
         self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
+
+
+def __getattr__(name: str) -> Any:
+    """`WorstCaseWaResult` moved to its scenario module; the old name still resolves."""
+    if name == "WorstCaseWaResult":
+        from ssdlab.scenarios.wa import WorstCaseWaResult
+
+        return WorstCaseWaResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 import numpy as np
 
 from ssdlab.config import DriveConfig
-from ssdlab.results import PathLike, _plain, _write_atomically
+from ssdlab.results import PathLike, _write_atomically, plain
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
     import pandas as pd
@@ -141,7 +141,7 @@ class ReplayResult:
         def write(staging: Path) -> None:
             self.series.to_csv(staging / "series.csv", index=False, float_format="%.6g")
             self.latency.to_csv(staging / "latency.csv", index=False, float_format="%.6g")
-            text = json.dumps(_plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
             (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
             self.chart().savefig(staging / "replay.png")
 

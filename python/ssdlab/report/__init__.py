@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart, used_vs_new_chart, wa_chart
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, UsedVsNewRun, WaRun, load_runs
+from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart, used_vs_new_chart
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, UsedVsNewRun, load_runs
 from .page import Section, render
-from .tables import Table, consistency_table, hdtach_table, saturation_table, used_vs_new_table, wa_table
+from .tables import Table, consistency_table, hdtach_table, saturation_table, used_vs_new_table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -130,14 +130,11 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
         report.sections.append(
             Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])
         )
-    wa = wa_chart(runs)
-    if wa:
-        lede = (
-            "Write amplification under the worst case (4 KiB random writes to a full drive): measured as NAND "
-            "writes per host write, and estimated the reviews' way as clean speed over worst-case speed."
-        )
-        table = wa_table(runs)
-        report.sections.append(Section("wa", "Write amplification", lede, [wa, *([table] if table else [])]))
+    from ssdlab.scenarios import get
+
+    wa = get("wa")  # the scenarios that live in their own module give their own sections
+    if wa is not None and wa.report_section is not None:
+        report.sections.extend(wa.report_section(runs))
     uvn = used_vs_new_chart(runs)
     if uvn:
         table = used_vs_new_table(runs)
@@ -188,4 +185,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "UsedVsNewRun", "WaRun", "SsdlabError"]
+__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "UsedVsNewRun", "SsdlabError"]

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Pass, Run, SaturationRun, UsedVsNewRun, WaRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Pass, Run, SaturationRun, UsedVsNewRun, spare_label
 
 __all__ = [
     "ALL_PASSES",
@@ -28,7 +28,6 @@ __all__ = [
     "hdtach_chart",
     "saturation_chart",
     "used_vs_new_chart",
-    "wa_chart",
 ]
 
 #: Colours by drive, in the order drives first appear (colour-blind-friendly where it matters).
@@ -82,7 +81,7 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _title(main: str, sub: str) -> dict[str, Any]:
+def chart_title(main: str, sub: str) -> dict[str, Any]:
     return {
         "text": f"<b>{_esc(main)}</b><br><span style='font-size:13px;color:#6b7280'>{_esc(sub)}</span>",
         "x": 0.0,
@@ -92,7 +91,7 @@ def _title(main: str, sub: str) -> dict[str, Any]:
     }
 
 
-def _axis(title: str, **extra: Any) -> dict[str, Any]:
+def chart_axis(title: str, **extra: Any) -> dict[str, Any]:
     axis = {
         "title": {"text": title, "standoff": 8},
         "gridcolor": GRID,
@@ -107,7 +106,7 @@ def _axis(title: str, **extra: Any) -> dict[str, Any]:
     return axis
 
 
-def _layout(title: dict[str, Any], xaxis: dict[str, Any], yaxis: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def chart_layout(title: dict[str, Any], xaxis: dict[str, Any], yaxis: dict[str, Any], **extra: Any) -> dict[str, Any]:
     layout = {
         "title": title,
         "xaxis": xaxis,
@@ -295,18 +294,18 @@ def consistency_charts(runs: Sequence[Run]) -> list[Chart]:
             x0 = run.zoom_start_s if zoomed else 0.0
             x1 = max(run.duration_s, (t[-1] + 1) if t else 0.0)
             yaxis = (
-                _axis("IOPS (log scale)", type="log", range=[math.log10(LOG_FLOOR_IOPS), log_top],
+                chart_axis("IOPS (log scale)", type="log", range=[math.log10(LOG_FLOOR_IOPS), log_top],
                       tickvals=[10**k for k in range(log_top + 1)],
                       ticktext=[_decade(k) for k in range(log_top + 1)])
                 if log
-                else _axis("IOPS", range=[0, linear_top], tickformat=",.0f")
+                else chart_axis("IOPS", range=[0, linear_top], tickformat=",.0f")
             )
             specs.append(
                 {
                     "data": data,
-                    "layout": _layout(
-                        _title(run.name, f"{_workload(run)}: {sub.format(zoom=run.zoom_start_s)}"),
-                        _axis("Time (s)", range=[x0, x1]),
+                    "layout": chart_layout(
+                        chart_title(run.name, f"{_workload(run)}: {sub.format(zoom=run.zoom_start_s)}"),
+                        chart_axis("Time (s)", range=[x0, x1]),
                         yaxis,
                         shapes=shapes,
                         annotations=annotations,
@@ -360,10 +359,10 @@ def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
             specs.append(
                 {
                     "data": data,
-                    "layout": _layout(
-                        _title(run.name, sub),
-                        _axis("Position (% of the tested LBA span)", range=[0, 100], ticksuffix=" %"),
-                        _axis("Sequential write (MB/s)", range=[0, top]),
+                    "layout": chart_layout(
+                        chart_title(run.name, sub),
+                        chart_axis("Position (% of the tested LBA span)", range=[0, 100], ticksuffix=" %"),
+                        chart_axis("Sequential write (MB/s)", range=[0, top]),
                         showlegend=len(data) > 1,
                         hovermode="x unified" if len(data) > 1 else "closest",
                     ),
@@ -375,72 +374,6 @@ def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
 # --- write amplification -------------------------------------------------------------------------
 
 
-def wa_entries(runs: Sequence[Run]) -> list[tuple[str, float | None, float | None, str]]:
-    """(run name, measured WA, speed-ratio estimate, where the measurement comes from), best first.
-
-    Measured is NAND writes ÷ host writes: a ``wa`` run's ``write_amplification``, or a consistency
-    run's ``steady_write_amplification`` (4 KiB random writes to a full drive: the worst case).
-    The estimate is a ``wa`` run's ``speed_ratio_estimate`` (clean MB/s ÷ worst MB/s, as the
-    reviews estimate it). Runs with neither (e.g. real devices without NAND counters) are left out.
-    """
-    out = []
-    for run in runs:
-        if isinstance(run, WaRun):
-            out.append((run.name, run.figure("write_amplification"), run.figure("speed_ratio_estimate"), "wa run"))
-        elif isinstance(run, ConsistencyRun):
-            measured = run.figure("steady_write_amplification")
-            source = f"consistency run, steady state from t = {run.zoom_start_s:g} s"
-            if measured is None or measured == 0:
-                measured = run.figure("write_amplification")
-                source = "consistency run, whole random-write phase"
-            if measured:
-                out.append((run.name, measured, None, source))
-    out = [e for e in out if e[1] is not None or e[2] is not None]
-    out.sort(key=lambda e: e[1] if e[1] is not None else e[2])  # type: ignore[arg-type, return-value]
-    return out
-
-
-def wa_chart(runs: Sequence[Run]) -> Chart | None:
-    """Horizontal bars, lowest (best) at the top, like the reviews' worst-case WA chart."""
-    entries = wa_entries(runs)
-    if not entries:
-        return None
-    names = [e[0] for e in entries]
-    data = []
-    for col, name, colour in (
-        (1, "Measured: NAND writes ÷ host writes", "#2563eb"),
-        (2, "Estimated: clean MB/s ÷ worst-case MB/s", "#f59e0b"),
-    ):
-        xs = [e[col] for e in entries]
-        if all(x is None for x in xs):
-            continue
-        data.append(
-            {
-                "type": "bar",
-                "orientation": "h",
-                "name": name,
-                "y": names,
-                "x": xs,
-                "marker": {"color": colour},
-                "text": [f"{x:.2f}×" if x is not None else "" for x in xs],
-                "textposition": "outside",
-                "cliponaxis": False,
-                "customdata": [e[3] for e in entries],
-                "hovertemplate": f"<b>%{{y}}</b><br>{name}: %{{x:.3f}}×<br>%{{customdata}}<extra></extra>",
-            }
-        )
-    top = max(x for t in data for x in t["x"] if x is not None)
-    layout = _layout(
-        _title("Estimated worst-case write amplification", "lower is better"),
-        _axis("Write amplification (×)", range=[0, nice_ceiling(top * 1.15)], rangemode="tozero"),
-        _axis("", autorange="reversed", automargin=True, showline=False, ticks=""),
-        barmode="group",
-        bargap=0.25,
-        height=max(260, 120 + 34 * len(names) * len(data)),
-        showlegend=True,
-        hovermode="closest",
-    )
-    return Chart("wa", [{"data": data, "layout": layout}])
 
 
 # --- used vs new ---------------------------------------------------------------------------------
@@ -476,10 +409,10 @@ def used_vs_new_chart(runs: Sequence[Run]) -> Chart | None:
             }
         )
     top = max(y for t in data for y in t["y"])
-    layout = _layout(
-        _title("Used vs new", "throughput of the drive new, used, and used after TRIM"),
-        _axis("", automargin=True, showline=True, ticks=""),
-        _axis("Throughput (MB/s)", range=[0, nice_ceiling(top * 1.15)]),
+    layout = chart_layout(
+        chart_title("Used vs new", "throughput of the drive new, used, and used after TRIM"),
+        chart_axis("", automargin=True, showline=True, ticks=""),
+        chart_axis("Throughput (MB/s)", range=[0, nice_ceiling(top * 1.15)]),
         barmode="group",
         showlegend=True,
     )
@@ -547,10 +480,10 @@ def saturation_chart(runs: Sequence[Run]) -> Chart | None:
         specs.append(
             {
                 "data": data,
-                "layout": _layout(
-                    _title(run.name, sub),
-                    _axis("Data written (GB)", rangemode="tozero"),
-                    _axis("Write speed (MB/s)", range=[0, top]),
+                "layout": chart_layout(
+                    chart_title(run.name, sub),
+                    chart_axis("Data written (GB)", rangemode="tozero"),
+                    chart_axis("Write speed (MB/s)", range=[0, top]),
                     showlegend=len(data) > 1,
                     hovermode="closest",
                     shapes=shapes,

@@ -31,7 +31,6 @@ __all__ = [
     "SaturationRun",
     "SsdlabError",
     "UsedVsNewRun",
-    "WaRun",
     "expand_run_dirs",
     "load_run",
     "load_runs",
@@ -234,15 +233,6 @@ class UsedVsNewRun(Run):
 
 
 @dataclass
-class WaRun(Run):
-    scenario_names = ("wa",)
-    kind = "wa"
-
-    def _read(self) -> None:
-        self._require("write_amplification", "speed_ratio_estimate")
-
-
-@dataclass
 class SaturationRun(Run):
     """A write-saturation run: MB/s against GB written, per phase (``write``, ``after idle``)."""
 
@@ -261,9 +251,23 @@ class SaturationRun(Run):
             self.phases[name] = (rows["gb_written"].tolist(), rows["mb_s"].tolist())
 
 
-for _cls in (ConsistencyRun, HdtachRun, UsedVsNewRun, WaRun, SaturationRun):
+for _cls in (ConsistencyRun, HdtachRun, UsedVsNewRun, SaturationRun):
     for _name in _cls.scenario_names:
         SCENARIOS[_name] = _cls
+
+
+def run_classes() -> dict[str, type[Run]]:
+    """Scenario name in summary.json -> the run class that reads it: the classes above, and those
+    of the scenarios that live in their own module (``ssdlab.scenarios``, registered on first use)."""
+    if not any(getattr(c, "from_module", False) for c in SCENARIOS.values()):
+        from ssdlab.scenarios import all_scenarios
+
+        for entry in all_scenarios():
+            for cls in entry.report_runs:
+                cls.from_module = True
+                for name in cls.scenario_names:
+                    SCENARIOS[name] = cls
+    return SCENARIOS
 
 
 def _read_summary(path: Path) -> dict[str, Any]:
@@ -286,9 +290,9 @@ def load_run(path: Path) -> Run:
     if missing:
         raise SsdlabError(f"{path / SUMMARY}: missing {', '.join(repr(k) for k in missing)}")
     scenario = str(summary["scenario"])
-    cls = SCENARIOS.get(scenario)
+    cls = run_classes().get(scenario)
     if cls is None:
-        known = ", ".join(sorted(SCENARIOS))
+        known = ", ".join(sorted(run_classes()))
         raise SsdlabError(f"{path / SUMMARY}: unknown scenario {scenario!r} (known: {known})")
     run = cls(path=path, summary=summary)
     run._read()
@@ -301,7 +305,7 @@ def _reportable(path: Path) -> bool:
         scenario = parse_json(read_text(path / SUMMARY, "result file", DATA_LIMIT), str(path / SUMMARY)).get("scenario")
     except (SsdlabError, ValueError, AttributeError):
         return True  # let load_run say what is wrong with it
-    return scenario in SCENARIOS
+    return scenario in run_classes()
 
 
 def _resolved(path: Path) -> Path:

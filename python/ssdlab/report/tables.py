@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .charts import wa_entries
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, UsedVsNewRun, WaRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, UsedVsNewRun, spare_label
 
-__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table", "used_vs_new_table", "wa_table"]
+__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table", "used_vs_new_table"]
 
 MISSING = "—"
 
@@ -41,7 +40,7 @@ class Table:
         return [row[i] for row in self.rows]
 
 
-def _n(value: float | None, fmt: str | Callable[[float], str]) -> Cell:
+def number_cell(value: float | None, fmt: str | Callable[[float], str]) -> Cell:
     if value is None:
         return Cell(MISSING)
     return Cell(fmt(value) if callable(fmt) else format(value, fmt), value)
@@ -79,14 +78,14 @@ def consistency_table(runs: Sequence[Run]) -> Table | None:
                 Cell(run.drive),
                 _device(run),
                 Cell(spare_label(run.spare_area_pct)),
-                _n(run.figure("iops_clean"), ",.0f"),
-                _n(run.figure("iops_steady_mean"), ",.0f"),
-                _n(run.figure("iops_steady_min"), ",.0f"),
-                _n(run.figure("write_amplification"), ".2f"),
-                _n(run.figure("steady_write_amplification"), ".2f"),
-                _n(run.figure("latency_us.p50"), _latency),
-                _n(run.figure("latency_us.p99"), _latency),
-                _n(run.figure("latency_us.p999"), _latency),
+                number_cell(run.figure("iops_clean"), ",.0f"),
+                number_cell(run.figure("iops_steady_mean"), ",.0f"),
+                number_cell(run.figure("iops_steady_min"), ",.0f"),
+                number_cell(run.figure("write_amplification"), ".2f"),
+                number_cell(run.figure("steady_write_amplification"), ".2f"),
+                number_cell(run.figure("latency_us.p50"), _latency),
+                number_cell(run.figure("latency_us.p99"), _latency),
+                number_cell(run.figure("latency_us.p999"), _latency),
             ]
         )
     return table
@@ -100,35 +99,9 @@ def hdtach_table(runs: Sequence[Run]) -> Table | None:
     for run in hruns:
         for p in run.passes:
             table.rows.append(
-                [Cell(run.name), Cell(p.name), _n(p.avg_mb_s, ".1f"), _n(p.min_mb_s, ".1f"),
-                 _n(p.pct_of_clean, ".0f")]
+                [Cell(run.name), Cell(p.name), number_cell(p.avg_mb_s, ".1f"), number_cell(p.min_mb_s, ".1f"),
+                 number_cell(p.pct_of_clean, ".0f")]
             )
-    return table
-
-
-def wa_table(runs: Sequence[Run]) -> Table | None:
-    entries = wa_entries(runs)
-    if not entries:
-        return None
-    by_name = {r.name: r for r in runs}
-    table = Table(
-        "summary-wa",
-        ["Run", "Measured WA", "Estimated WA", "Clean MB/s", "Worst MB/s", "Source"],
-        notes={"Measured WA": "NAND writes ÷ host writes", "Estimated WA": "clean MB/s ÷ worst-case MB/s"},
-    )
-    for name, measured, estimated, source in entries:
-        run = by_name[name]
-        wa = isinstance(run, WaRun)
-        table.rows.append(
-            [
-                Cell(name),
-                _n(measured, ".2f"),
-                _n(estimated, ".2f"),
-                _n(run.figure("clean_mb_s") if wa else None, ".1f"),
-                _n(run.figure("worst_mb_s") if wa else None, ".1f"),
-                Cell(source),
-            ]
-        )
     return table
 
 
@@ -139,7 +112,7 @@ def used_vs_new_table(runs: Sequence[Run]) -> Table | None:
     table = Table("summary-used-vs-new", ["Run", "State", "MB/s", "IOPS"])
     for run in uruns:
         for state, mb_s, iops in zip(run.states, run.mb_s, run.iops):
-            table.rows.append([Cell(run.name), Cell(state), _n(mb_s, ".1f"), _n(iops, ",.0f")])
+            table.rows.append([Cell(run.name), Cell(state), number_cell(mb_s, ".1f"), number_cell(iops, ",.0f")])
     return table
 
 
@@ -160,12 +133,12 @@ def saturation_table(runs: Sequence[Run]) -> Table | None:
         table.rows.append(
             [
                 Cell(run.name),
-                _n(run.figure("cache_gb"), ",.1f"),
-                _n(run.figure("mb_s_in_cache"), ",.0f"),
-                _n(run.figure("mb_s_after_cache"), ",.0f"),
-                _n(run.figure("mb_s_average"), ",.0f"),
-                _n(run.figure("mb_s_after_idle"), ",.0f"),
-                _n(run.figure("write_amplification"), ".3f"),
+                number_cell(run.figure("cache_gb"), ",.1f"),
+                number_cell(run.figure("mb_s_in_cache"), ",.0f"),
+                number_cell(run.figure("mb_s_after_cache"), ",.0f"),
+                number_cell(run.figure("mb_s_average"), ",.0f"),
+                number_cell(run.figure("mb_s_after_idle"), ",.0f"),
+                number_cell(run.figure("write_amplification"), ".3f"),
             ]
         )
     return table

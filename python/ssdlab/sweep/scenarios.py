@@ -508,39 +508,6 @@ register(
 )
 
 
-# wa
-
-
-def _run_wa(options: Dict[str, Any]) -> Any:
-    from ssdlab.procedures import worst_case_wa
-
-    kwargs = _api_kwargs(options, {"torture_minutes": "torture_minutes", "compressibility": "compressibility",
-                                   "seed": "seed"})
-    return worst_case_wa(drive_config(options), **kwargs)
-
-
-def _wa_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    for key in ("write_amplification", "steady_write_amplification", "speed_ratio_estimate", "clean_mb_s",
-                "worst_mb_s"):
-        figures[key] = s.get(key)
-    return figures
-
-
-register(
-    Scenario(
-        name="wa",
-        options=DRIVE_OPTIONS + (Option("torture_minutes", CliValue("wa", "torture_minutes"), "number"),
-                                 _COMPRESSIBILITY),
-        run=_run_wa,
-        figures=_wa_figures,
-        metrics=(("steady_write_amplification", "WA, last fifth of the torture"),
-                 ("speed_ratio_estimate", "speed-ratio estimate")),
-        prepare=_prepare_drive,
-    )
-)
-
-
 # saturation
 
 
@@ -786,3 +753,48 @@ register(
         content=_trace_content,
     )
 )
+
+
+# the scenarios that live in their own module (ssdlab.scenarios): their options come from the one
+# declaration the command line is built from
+
+
+def _declared(option: Any) -> Option:
+    """A spec key from a scenario module's option declaration (`ssdlab.scenarios.base.Opt`)."""
+
+    def convert(value: Any, spec_dir: Path) -> Any:
+        try:
+            return option.convert(value)
+        except SsdlabError as err:
+            raise BadValue(str(err)) from None
+
+    return Option(option.key, convert, option.axis or "category")
+
+
+def _module_scenario(entry: Any) -> Scenario:
+    own = tuple(_declared(o) for o in entry.options if o.axis is not None)
+    api = {o.key: o.api_name for o in entry.options}
+    api["seed"] = "seed"
+    sweep = entry.sweep
+
+    def run(options: Dict[str, Any]) -> Any:
+        return sweep.run(drive_config(options), _api_kwargs(options, api))
+
+    return Scenario(name=entry.name, options=DRIVE_OPTIONS + own, run=run, figures=sweep.figures,
+                    metrics=sweep.metrics, prepare=_prepare_drive, label_keys=sweep.label_keys,
+                    reportable=sweep.reportable)
+
+
+def _register_modules() -> None:
+    from ssdlab.scenarios import all_scenarios
+
+    for entry in all_scenarios():
+        if entry.sweep is not None:
+            register(_module_scenario(entry))
+    order = ("consistency", "hdtach", "torture", "used-vs-new", "wa", "saturation", "fio", "replay")
+    ranked = sorted(SCENARIOS, key=lambda n: order.index(n) if n in order else len(order))
+    for name in ranked:  # the order messages and docs list them in
+        SCENARIOS[name] = SCENARIOS.pop(name)
+
+
+_register_modules()

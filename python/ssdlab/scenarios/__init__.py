@@ -1,0 +1,41 @@
+"""The scenarios, one module each, and the registry the CLI, sweeps, the report and the scorecard
+iterate (docs/architecture.md, "Adding a scenario").
+
+A scenario module declares its options once (`ssdlab.scenarios.base.Opt`), its steps, its API
+function, its result, its charts, its command, its sweep entry and its report section, and ends
+with ``SCENARIO = Scenario(...)``. Adding one is that module plus its line in `MODULES`.
+
+The migration into modules is under way: ``wa`` is the first scenario that lives in one; the others
+are still spread over ``cli``, ``procedures``, ``results``, ``report`` and ``sweep.scenarios``,
+which serve both kinds until every scenario has moved.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Dict, List, Optional
+
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry
+
+__all__ = ["MODULES", "Opt", "Scenario", "SweepEntry", "all_scenarios", "get"]
+
+MODULES = (
+    "ssdlab.scenarios.wa",
+)
+"""The scenario modules, in the order commands, sweeps and report sections list them."""
+
+_REGISTRY: Dict[str, Scenario] = {}
+
+
+def all_scenarios() -> List[Scenario]:
+    """Every registered scenario, in `MODULES` order (imported on first use)."""
+    if not _REGISTRY:
+        for name in MODULES:
+            entry: Scenario = importlib.import_module(name).SCENARIO
+            _REGISTRY[entry.name] = entry
+    return list(_REGISTRY.values())
+
+
+def get(name: str) -> Optional[Scenario]:
+    """The scenario called `name`, or None."""
+    return next((s for s in all_scenarios() if s.name == name), None)
