@@ -98,12 +98,11 @@ def _intro(runs: Sequence[Run]) -> str:
     return f"Built from {dirs}: {what}, on {_and(who)}."
 
 
-def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
-    """Assemble the sections from loaded runs (see :func:`load_runs`)."""
-    report = Report(title or _default_title(runs), _intro(runs), runs=list(runs))
+def _consistency_sections(runs: Sequence[Run]) -> list[Section]:
+    sections = []
     ctable = consistency_table(runs)
     if ctable:
-        report.sections.append(
+        sections.append(
             Section("summary", "Summary", "The consistency runs' figures; hover a column header for its meaning.",
                     [ctable])
         )
@@ -119,40 +118,68 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
             "zooms into steady state (log scale), the third shows the same zoom on a linear scale. "
             "Spare area is the share of user LBAs left unused. Each set keeps one scale for all drives."
         )
-        report.sections.append(Section("consistency", "Performance consistency", lede, list(cons)))
-    hd = hdtach_chart(runs)
-    if hd:
-        lede = (
-            "Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
-            "after idle time and after TRIM, in the order the procedure ran them."
-        )
-        table = hdtach_table(runs)
-        report.sections.append(
-            Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])
-        )
-    from ssdlab.scenarios import get
+        sections.append(Section("consistency", "Performance consistency", lede, list(cons)))
+    return sections
 
-    wa = get("wa")  # the scenarios that live in their own module give their own sections
-    if wa is not None and wa.report_section is not None:
-        report.sections.extend(wa.report_section(runs))
+
+def _hdtach_sections(runs: Sequence[Run]) -> list[Section]:
+    hd = hdtach_chart(runs)
+    if not hd:
+        return []
+    lede = (
+        "Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
+        "after idle time and after TRIM, in the order the procedure ran them."
+    )
+    table = hdtach_table(runs)
+    return [Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])]
+
+
+def _used_vs_new_sections(runs: Sequence[Run]) -> list[Section]:
     uvn = used_vs_new_chart(runs)
-    if uvn:
-        table = used_vs_new_table(runs)
-        report.sections.append(
-            Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
-                    [uvn, *([table] if table else [])])
-        )
+    if not uvn:
+        return []
+    table = used_vs_new_table(runs)
+    return [Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
+                    [uvn, *([table] if table else [])])]
+
+
+def _saturation_sections(runs: Sequence[Run]) -> list[Section]:
     sat = saturation_chart(runs)
-    if sat:
-        lede = (
-            "The whole-drive write of today's reviews: a secure-erased drive written once over, MB/s against GB "
-            "written. On a drive with an SLC cache the speed falls where the cache runs out (dashed line); a write "
-            "after idle time shows how much of the cache came back."
-        )
-        table = saturation_table(runs)
-        report.sections.append(
-            Section("saturation", "Write saturation", lede, [sat, *([table] if table else [])])
-        )
+    if not sat:
+        return []
+    lede = (
+        "The whole-drive write of today's reviews: a secure-erased drive written once over, MB/s against GB "
+        "written. On a drive with an SLC cache the speed falls where the cache runs out (dashed line); a write "
+        "after idle time shows how much of the cache came back."
+    )
+    table = saturation_table(runs)
+    return [Section("saturation", "Write saturation", lede, [sat, *([table] if table else [])])]
+
+
+SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
+"""The order of the report's sections, by the scenario that gives them."""
+
+_LEGACY_SECTIONS = {
+    "consistency": _consistency_sections,
+    "hdtach": _hdtach_sections,
+    "used-vs-new": _used_vs_new_sections,
+    "saturation": _saturation_sections,
+}
+"""The sections of the scenarios that do not live in their own module yet (ssdlab.scenarios)."""
+
+
+def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
+    """Assemble the sections from loaded runs (see :func:`load_runs`): each scenario's, in
+    `SECTION_ORDER`, then those of any other registered scenario."""
+    from ssdlab.scenarios import all_scenarios
+
+    report = Report(title or _default_title(runs), _intro(runs), runs=list(runs))
+    modules = {s.name: s.report_section for s in all_scenarios() if s.report_section is not None}
+    order = list(SECTION_ORDER) + [name for name in modules if name not in SECTION_ORDER]
+    for name in order:
+        sections = modules.get(name) or _LEGACY_SECTIONS.get(name)
+        if sections is not None:
+            report.sections.extend(sections(runs))
     return report
 
 
