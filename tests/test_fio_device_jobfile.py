@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from ssdlab.cli import main
-from ssdlab.fio import output
+from ssdlab.fio import logfiles, windows
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = str(REPO / "configs/jobs/readme-example.fio")
@@ -51,7 +51,7 @@ def test_readme_example_on_a_simulated_drive_and_on_a_file(tmp_path, capsys):
     assert set(sim_doc) - {"ssdlab"} <= set(dev_doc)
     for s, r in zip(sim_doc["jobs"], dev_doc["jobs"]):
         assert set(s) - {"ssdlab", "desc"} <= set(r)
-        for d in output.DIRS:
+        for d in windows.DIRS:
             assert set(s[d]) <= set(r[d]), d
         assert s["job options"]["rw"] == r["job options"]["rw"]
     rw = dev_doc["jobs"][1]
@@ -77,7 +77,7 @@ def test_readme_example_on_a_simulated_drive_and_on_a_file(tmp_path, capsys):
     assert series[series["job"] == 2]["host_mib"].sum() == pytest.approx(rw["write"]["io_bytes"] / 2**20, rel=0.05)
     # the job's log in fio's format, in both directories; fio's own files under fio/
     for d in (sim, dev):
-        log = output.read_log(d / "random-write_iops.2.log")
+        log = logfiles.read_log(d / "random-write_iops.2.log")
         assert len(log) >= 4 and set(log["direction"]) == {1}
         first = (d / "random-write_iops.2.log").read_text().splitlines()[0]
         assert len(first.split(",")) == 5

@@ -23,7 +23,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import devrun
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio import options as opts
-from ssdlab.fio import translate
+from ssdlab.fio import planner
 
 GIB = 2**30
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,8 +31,8 @@ HAVE_FIO = shutil.which("fio") is not None
 needs_fio = pytest.mark.skipif(not HAVE_FIO, reason="fio is not installed (scripts/install-test-tools.sh)")
 
 
-def plan(text: str, user_bytes: int = GIB, env: Optional[Dict[str, str]] = None) -> translate.FioPlan:
-    return translate.plan(jf.parse_string(text, env=env or {}), user_bytes)
+def plan(text: str, user_bytes: int = GIB, env: Optional[Dict[str, str]] = None) -> planner.FioPlan:
+    return planner.plan(jf.parse_string(text, env=env or {}), user_bytes)
 
 
 def refusal(text: str, user_bytes: int = GIB, env: Optional[Dict[str, str]] = None) -> str:
@@ -426,4 +426,4 @@ def test_every_shipped_job_file_stays_within_the_bounds(path: Path) -> None:
     env = {"RUNTIME": "60", "SIZE": "256m", "BS": "4k", "DEPTH": "4", "RW": "randwrite"}
     env.update({k: v for k, v in os.environ.items() if k not in env})
     for capacity in (GIB, 4 * GIB):
-        translate.plan(jf.parse(path, env=env), capacity)
+        planner.plan(jf.parse(path, env=env), capacity)

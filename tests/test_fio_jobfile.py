@@ -11,7 +11,7 @@ import pytest
 
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
-from ssdlab.fio import translate
+from ssdlab.fio import planner
 
 JOBS = Path(__file__).parent / "fio_jobs"
 GOOD = sorted(JOBS.glob("*.fio"))
@@ -206,7 +206,7 @@ def test_garbage_line():
 @pytest.mark.parametrize("path", GOOD, ids=lambda p: p.name)
 def test_corpus_parses_and_plans(path):
     f = jf.parse(path, env=ENV)
-    p = translate.plan(f, 4 * GIB)
+    p = planner.plan(f, 4 * GIB)
     assert len({j.job.index for j in p.jobs}) == len(f.jobs()) >= 1  # numjobs clones share their job
     for job in p.jobs:
         w = job.workload
@@ -226,7 +226,7 @@ def _expected(path):
 def test_bad_corpus_names_file_line_and_problem(path, monkeypatch):
     line, message = _expected(path)
     with pytest.raises(SsdlabError) as e:
-        translate.plan(jf.parse(path, env=ENV), 4 * GIB)
+        planner.plan(jf.parse(path, env=ENV), 4 * GIB)
     text = str(e.value)
     assert text.startswith(f"{path}:{line}: "), text
     assert message in text, text
@@ -247,7 +247,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "configs" / "jobs").glo
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_job_files_plan_on_an_8gib_drive(path):
-    p = translate.plan(jf.parse(path, env={"RUNTIME": "60"}), 8 * GIB)
+    p = planner.plan(jf.parse(path, env={"RUNTIME": "60"}), 8 * GIB)
     assert p.jobs and all(j.workload["span_bytes"] == 8 * GIB for j in p.jobs)
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from ssdlab.errors import SsdlabError
-from ssdlab.fio import device, output, runner
+from ssdlab.fio import device, jsonout, logfiles, runner
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio.simrun import run_jobfile
 from ssdlab.results import CONSISTENCY_FILES, SUMMARY_KEYS
@@ -52,8 +52,8 @@ def check_consistency_dir(out: Path, device_path: str, seconds: int) -> dict:
     assert (out / "iops_log.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "fio" / "01-fill" / "job.fio").exists()
     # the per-second IOPS came from fio's own log (its last second may be missing there)
-    log = output.read_log(out / "fio" / "01-fill" / "random-write_iops.2.log")
-    logged = output.per_second(log, seconds)
+    log = logfiles.read_log(out / "fio" / "01-fill" / "random-write_iops.2.log")
+    logged = logfiles.per_second(log, seconds)
     assert np.array_equal(logged[:-1], iops["iops"].to_numpy()[:-1])
     assert (iops["iops"] > 0).all()
     fio_doc = json.loads((out / "fio" / "01-fill" / "fio.json").read_text())
@@ -172,7 +172,7 @@ def test_fio_json_from_the_simulator_has_real_fios_fields(tmp_path):
                           timeout=120)
     assert real.returncode == 0, real.stderr
     real_doc = json.loads(real.stdout[real.stdout.index("{"):])
-    sim_doc = output.fio_json(run_jobfile(job, "mlc-256", capacity=2 * 2**30))
+    sim_doc = jsonout.fio_json(run_jobfile(job, "mlc-256", capacity=2 * 2**30))
     assert set(real_doc) - {"disk_util"} <= set(sim_doc)
     rj, sj = real_doc["jobs"][0], sim_doc["jobs"][0]
     assert set(rj) - {"job_start"} <= set(sj)
@@ -198,9 +198,9 @@ def test_real_fio_reads_the_logs_we_parse(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     for kind in ("iops", "bw", "lat", "clat", "slat"):
-        log = output.read_log(tmp_path / f"w_{kind}.1.log")
+        log = logfiles.read_log(tmp_path / f"w_{kind}.1.log")
         assert not log.empty and set(log["direction"]) == {1}
-    iops = output.per_second(output.read_log(tmp_path / "w_iops.1.log"), 3)
+    iops = logfiles.per_second(logfiles.read_log(tmp_path / "w_iops.1.log"), 3)
     assert (iops[:2] > 0).all()  # fio may write no window for the last second
     doc = json.loads(r.stdout[r.stdout.index("{"):])
     assert iops.sum() <= doc["jobs"][0]["write"]["total_ios"] * 1.05

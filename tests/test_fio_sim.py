@@ -14,7 +14,7 @@ import pytest
 import ssdlab
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
-from ssdlab.fio import output, simrun, translate
+from ssdlab.fio import jsonout, logfiles, planner, resultdir, simrun, textout, windows
 from ssdlab.fio.simrun import core_features, run_jobfile
 
 GIB = 2**30
@@ -55,7 +55,7 @@ def test_consistency_jobfile_gives_the_same_iops_as_ssdlab_consistency(seed):
 def test_same_seed_same_numbers_other_seed_other_offsets():
     def run(seed):
         r = run_jobfile(REPO / "configs/jobs/consistency.fio", "mlc-256", capacity=SMALL, seed=seed, env={"RUNTIME": "15"})
-        return output.fio_json(r)
+        return jsonout.fio_json(r)
 
     a, b, c = run(3), run(3), run(4)
     for key in ("timestamp", "timestamp_ms", "time"):
@@ -85,7 +85,7 @@ def test_randseed_pins_a_jobs_offsets(tmp_path):
 
 
 def _runnable(path: Path):
-    p = translate.plan(jf.parse(path, env=ENV), SMALL)
+    p = planner.plan(jf.parse(path, env=ENV), SMALL)
     missing = sorted({r.feature for j in p.jobs for r in j.requirements} - core_features())
     return missing
 
@@ -106,14 +106,14 @@ def test_corpus_runs_and_reports_like_fio(name, tmp_path):
     for inc in (JOBS / "include").iterdir():
         (tmp_path / "include" / inc.name).write_text(inc.read_text())
     run = run_text(tmp_path, text)
-    doc = output.fio_json(run)
+    doc = jsonout.fio_json(run)
     json.dumps(doc, allow_nan=False)
     assert doc["fio version"].startswith("ssdlab-")
     assert len(doc["jobs"]) == len(run.plan.jobs)
     for j, job in zip(doc["jobs"], run.jobs):
         assert j["jobname"] == job.plan.name
         moved = 0
-        for d, name_ in enumerate(output.DIRS):
+        for d, name_ in enumerate(windows.DIRS):
             o = j[name_]
             assert o["io_kbytes"] == o["io_bytes"] >> 10
             assert o["bw"] == o["bw_bytes"] // 1024
@@ -134,7 +134,7 @@ def test_corpus_runs_and_reports_like_fio(name, tmp_path):
         assert moved > 0
         assert sum(j["latency_ns"].values()) + sum(j["latency_us"].values()) + sum(j["latency_ms"].values()) == pytest.approx(100.0, abs=0.01)
         assert sum(j["iodepth_level"].values()) == pytest.approx(100.0)
-    text_out = output.normal_text(run)
+    text_out = textout.normal_text(run)
     assert "Run status group 0 (all jobs):" in text_out
 
 
@@ -184,7 +184,7 @@ def test_steady_state_stops_the_job_and_is_reported(tmp_path):
     job = run.jobs[0]
     assert job.phase["steady_state_at_s"] is not None
     assert job.runtime_s < 120
-    ss = output.job_json(job)["steadystate"]
+    ss = jsonout.job_json(job)["steadystate"]
     assert ss["attained"] == 1 and ss["duration"] == 5 and len(ss["data"]["iops"]) == 5
     assert ss["ss"] == "iops:20.000000%"
 
@@ -210,13 +210,13 @@ def _fake_job(iops_per_s, ss, at=None):
 def test_steadystate_section_matches_fio_definitions():
     ss = {"metric": "iops", "criterion": "deviation", "limit": 10.0, "percent": True, "window_s": 4.0, "ramp_s": 0.0}
     job = _fake_job([50, 80, 100, 105, 95, 100, 300], ss, at=6.0)
-    s = output._steadystate(job)
+    s = jsonout._steadystate(job)
     assert s["attained"] == 1 and s["duration"] == 4
     assert s["data"]["iops"] == [100, 105, 95, 100]  # the window that was steady: seconds 2..5
     assert s["data"]["iops_mean"] == 100 and s["max_deviation"] == 5.0
     assert s["criterion"] == "5.000000%"
     slope = dict(ss, criterion="slope", percent=False)
-    s = output._steadystate(_fake_job([10, 20, 30, 40], slope))
+    s = jsonout._steadystate(_fake_job([10, 20, 30, 40], slope))
     assert s["attained"] == 0 and s["slope"] == pytest.approx(10.0) and s["criterion"] == "10.000000"
 
 
@@ -225,24 +225,24 @@ def test_steadystate_section_matches_fio_definitions():
 
 def test_logs_have_fios_names_and_format(tmp_path):
     run = run_text(tmp_path, (REPO / "configs/jobs/consistency.fio").read_text().replace("${RUNTIME}", "5"))
-    written = output.write_logs(run, tmp_path / "logs")
+    written = logfiles.write_logs(run, tmp_path / "logs")
     names = sorted(p.name for p in written)
     assert names == ["random-write_bw.2.log", "random-write_clat.2.log", "random-write_iops.2.log",
                      "random-write_lat.2.log", "random-write_slat.2.log"]
     lines = (tmp_path / "logs" / "random-write_iops.2.log").read_text().splitlines()
     assert lines[0].startswith("1000, ") and lines[0].endswith(", 1, 0, 0")
     assert all(len(line.split(", ")) == 5 for line in lines)
-    log = output.read_log(tmp_path / "logs" / "random-write_iops.2.log")
-    per_s = output.per_second(log)
+    log = logfiles.read_log(tmp_path / "logs" / "random-write_iops.2.log")
+    per_s = logfiles.per_second(log)
     expect = run.jobs[-1].iops_per_second()
     assert len(expect) == 6  # 5 s and the completions after the last submission
     assert np.array_equal(per_s, expect[:5])  # like fio, no line for the last window cut short
     lat_lines = (tmp_path / "logs" / "random-write_lat.2.log").read_text().splitlines()
     assert len(lat_lines) == 6  # latency logs are flushed at the end, short window included
     assert int(lat_lines[-1].split(",")[0]) == round(run.jobs[-1].runtime_s * 1000)
-    bw = output.per_second(output.read_log(tmp_path / "logs" / "random-write_bw.2.log"))
+    bw = logfiles.per_second(logfiles.read_log(tmp_path / "logs" / "random-write_bw.2.log"))
     assert np.array_equal(bw, (expect[:5] * 4096) // 1024)
-    lat = output.read_log(tmp_path / "logs" / "random-write_lat.2.log")
+    lat = logfiles.read_log(tmp_path / "logs" / "random-write_lat.2.log")
     s = run.jobs[-1].series
     first = s["write_latency_sum_ns"][0] / s["write_ios"][0]
     assert lat["value"][0] == int(first + 0.5)
@@ -251,7 +251,7 @@ def test_logs_have_fios_names_and_format(tmp_path):
 
 def test_shared_log_names_offsets_and_half_second_windows(tmp_path):
     run = run_text(tmp_path, (JOBS / "logs.fio").read_text())
-    written = output.write_logs(run, tmp_path)
+    written = logfiles.write_logs(run, tmp_path)
     assert {p.name for p in written} == {"mixed_iops.log", "mixed_bw.log", "mixed_lat.log", "mixed_clat.log", "mixed_slat.log"}
     lines = (tmp_path / "mixed_iops.log").read_text().splitlines()
     assert lines[0].startswith("500, ") and all(len(line.split(", ")) == 6 for line in lines)  # log_offset=1
@@ -262,13 +262,13 @@ def test_shared_log_names_offsets_and_half_second_windows(tmp_path):
 def test_read_log_rejects_garbage(tmp_path):
     (tmp_path / "x.log").write_text("1000, 5, 1, 0, 0\nhello\n")
     with pytest.raises(SsdlabError, match=r"x.log:2: not a fio log line"):
-        output.read_log(tmp_path / "x.log")
+        logfiles.read_log(tmp_path / "x.log")
 
 
 def test_per_second_fills_missing_seconds_with_zero():
     log = pd.DataFrame({"time_ms": [1000, 3000, 3000], "value": [5, 7, 1], "direction": [1, 1, 0], "bs": [0, 0, 0]})
-    assert output.per_second(log).tolist() == [5, 0, 8]
-    assert output.per_second(log, seconds=5).tolist() == [5, 0, 8, 0, 0]
+    assert logfiles.per_second(log).tolist() == [5, 0, 8]
+    assert logfiles.per_second(log, seconds=5).tolist() == [5, 0, 8, 0, 0]
 
 
 # -- the result directory ----------------------------------------------------------------------------
@@ -276,7 +276,7 @@ def test_per_second_fills_missing_seconds_with_zero():
 
 def test_result_directory(tmp_path):
     run = run_jobfile(REPO / "configs/jobs/consistency.fio", "mlc-256", capacity=SMALL, seed=2, env={"RUNTIME": "5"})
-    written = output.save(run, tmp_path / "out")
+    written = resultdir.save(run, tmp_path / "out")
     names = sorted(p.name for p in written)
     assert names == ["fio.json", "fio.txt", "iops.csv", "job1-fill_iops.png", "job2-random-write_iops.png",
                      "series.csv", "summary.json"]

@@ -1,4 +1,4 @@
-"""fio jobs -> ssdlab workloads: the mapping rules of ssdlab.fio.translate."""
+"""fio jobs -> ssdlab workloads: the mapping rules of ssdlab.fio.jobplan, access and planner."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import pytest
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
-from ssdlab.fio import translate
+from ssdlab.fio import jobplan, planner
 
 GIB = 2**30
 DRIVE = 4 * GIB
 REPO = Path(__file__).resolve().parents[1]
 
 
-def plan(text: str, user_bytes: int = DRIVE, **kw) -> translate.FioPlan:
-    return translate.plan(jf.parse_string(text, env={"RUNTIME": "60"}), user_bytes, **kw)
+def plan(text: str, user_bytes: int = DRIVE, **kw) -> planner.FioPlan:
+    return planner.plan(jf.parse_string(text, env={"RUNTIME": "60"}), user_bytes, **kw)
 
 
 def workload(text: str, **kw) -> dict:
@@ -227,8 +227,8 @@ def test_compressibility():
     assert workload("[j]\nrw=write\n")["compressibility"] == 1.0
     assert workload("[j]\nrw=write\nrefill_buffers\n")["compressibility"] == 1.0
     assert workload("[j]\nrw=write\nbuffer_compress_percentage=60\n")["compressibility"] == pytest.approx(0.4)
-    assert workload("[j]\nrw=write\nbuffer_compress_percentage=100\n")["compressibility"] == translate.MOST_COMPRESSIBLE
-    assert workload("[j]\nrw=write\nzero_buffers\n")["compressibility"] == translate.MOST_COMPRESSIBLE
+    assert workload("[j]\nrw=write\nbuffer_compress_percentage=100\n")["compressibility"] == jobplan.MOST_COMPRESSIBLE
+    assert workload("[j]\nrw=write\nzero_buffers\n")["compressibility"] == jobplan.MOST_COMPRESSIBLE
     assert workload("[j]\nrw=read\nzero_buffers\n")["compressibility"] == 1.0  # reads write nothing
 
 
@@ -310,7 +310,7 @@ def test_unsupported_values_name_the_option():
 def test_consistency_jobfile_matches_the_core_procedure():
     """configs/jobs/consistency.fio builds the same steps as `ssdlab consistency`."""
     user = 8 * GIB
-    p = translate.plan(jf.parse(REPO / "configs/jobs/consistency.fio", env={"RUNTIME": "2000"}), user)
+    p = planner.plan(jf.parse(REPO / "configs/jobs/consistency.fio", env={"RUNTIME": "2000"}), user)
     core = json.loads(_core.consistency_steps(json.dumps({"duration_s": 2000}), user))
     mine = p.steps()
     assert [s["step"] for s in mine] == [s["step"] for s in core]

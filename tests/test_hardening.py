@@ -28,7 +28,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import devrun
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio.safety import Target
-from ssdlab.fio.translate import plan as make_plan
+from ssdlab.fio.planner import plan as make_plan
 from ssdlab.results import ResultStage
 
 SSDLAB = [sys.executable, "-m", "ssdlab"]

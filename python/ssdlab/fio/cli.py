@@ -89,9 +89,9 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     if yes_destroy_data or force_signatures:
         raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
     from ssdlab.fio import jobfile as jf
-    from ssdlab.fio import output as fmt
+    from ssdlab.fio import jsonout, logfiles, resultdir, textout
+    from ssdlab.fio.planner import plan as make_plan
     from ssdlab.fio.simrun import run_plan
-    from ssdlab.fio.translate import plan as make_plan
     from ssdlab.results import ResultStage, check_output_dir
 
     if not 0 <= seed < 2**64:
@@ -103,16 +103,16 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     out_dir = check_output_dir(out, "fio") if out is not None else None
     _check_output_file(output, out_dir)
     if out_dir is not None:  # relative log names stay inside --out (docs/safety.md)
-        fmt.check_log_names(plan, out_dir)
+        logfiles.check_log_names(plan, out_dir)
     if not quiet:
         for n in dict.fromkeys(plan.notes + [n for j in plan.jobs for n in j.notes]):  # clones share notes
             click.echo(f"ssdlab: note: {n}", err=True)
     run = run_plan(plan, cfg, seed, progress=not quiet)
-    text = fmt.dumps(fmt.fio_json(run)) if output_format == "json" else fmt.normal_text(run)
+    text = jsonout.dumps(jsonout.fio_json(run)) if output_format == "json" else textout.normal_text(run)
     if out_dir is not None:
         with ResultStage(out_dir) as stage:  # results, logs and --output appear together or not at all
-            fmt.save(run, stage.path)
-            logs = fmt.write_logs(run, stage.path, contain=True)
+            resultdir.save(run, stage.path)
+            logs = logfiles.write_logs(run, stage.path, contain=True)
             pending = _prepare_report(text, output)
             try:
                 stage.commit()
@@ -124,7 +124,7 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
                 pending.commit()
             logs = [stage.target / p.relative_to(stage.path) if stage.path in p.parents else p for p in logs]
     else:
-        logs = fmt.write_logs(run, Path.cwd())
+        logs = logfiles.write_logs(run, Path.cwd())
         _write_report(text, output)
     if not quiet and (out_dir is not None or logs):
         where = f"results in {out_dir}{os.sep}" if out_dir is not None else ""

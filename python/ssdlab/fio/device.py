@@ -49,7 +49,7 @@ import pandas as pd
 
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
-from ssdlab.fio import output, runner, smart
+from ssdlab.fio import logfiles, runner, smart
 from ssdlab.fio.safety import Target, check_target
 from ssdlab import limits
 from ssdlab.results import ConsistencyResult, LATENCY_KEYS, ResultStage, burst_seconds, check_output_dir
@@ -357,14 +357,14 @@ def _consistency(s: _Session, span: int, spare_area_pct: float, duration_s: floa
                                       f"{duration_s:g} s of {format_size(block_size)} random writes at QD{qd}")
     after = _smart(s.target)
     d = out.workdir
-    iops_log = output.read_log(d / "random-write_iops.2.log")
-    bw_log = output.read_log(d / "random-write_bw.2.log")
-    lat_log = output.read_log(d / "random-write_lat.2.log")
+    iops_log = logfiles.read_log(d / "random-write_iops.2.log")
+    bw_log = logfiles.read_log(d / "random-write_bw.2.log")
+    lat_log = logfiles.read_log(d / "random-write_lat.2.log")
     fill_job, rand_job = out.job("fill"), out.job("random-write")
     w = rand_job["write"]
-    iops = output.per_second(iops_log, seconds)
-    host_mib = output.per_second(bw_log, seconds).astype(np.float64) / 1024.0  # KiB/s over 1 s -> MiB
-    lat_us = output.per_second(lat_log, seconds, how="mean") / 1000.0
+    iops = logfiles.per_second(iops_log, seconds)
+    host_mib = logfiles.per_second(bw_log, seconds).astype(np.float64) / 1024.0  # KiB/s over 1 s -> MiB
+    lat_us = logfiles.per_second(lat_log, seconds, how="mean") / 1000.0
     if seconds and iops[-1] == 0 and int(w["total_ios"]) > int(iops.sum()):
         # fio often writes no window for the last second; the job's totals say what it did.
         iops[-1] = int(w["total_ios"]) - int(iops.sum())

@@ -2,7 +2,7 @@
 (``ssdlab fio JOBFILE --device PATH``).
 
 The job file goes through the same parser and the same checks as a simulated run
-(`ssdlab.fio.translate.plan`), so a job file that runs on one runs on the other and every refusal is
+(`ssdlab.fio.planner.plan`), so a job file that runs on one runs on the other and every refusal is
 the same line. Then, after `ssdlab.fio.safety.check_target` (nothing is written to a mounted, in-use
 or signed device, or an existing file, unless the flags say so):
 
@@ -21,7 +21,7 @@ or signed device, or an existing file, unless the flags say so):
 
 The result: fio's own JSON and normal report, the logs the job file asked for (named as fio names
 them, with the job's number in the file), and with an output directory the same files as a
-simulated run (`ssdlab.fio.output.write_result_dir`), ``device`` = PATH and ``seed`` null.
+simulated run (`ssdlab.fio.resultdir.write_result_dir`), ``device`` = PATH and ``seed`` null.
 """
 
 from __future__ import annotations
@@ -41,10 +41,12 @@ import pandas as pd
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
-from ssdlab.fio import output, runner, smart
+from ssdlab.fio import jsonout, logfiles, resultdir, runner, smart
 from ssdlab.fio.device import _smart, secure_erase
+from ssdlab.fio.jobplan import JobPlan
+from ssdlab.fio.planner import FioPlan, plan as make_plan
 from ssdlab.fio.safety import Target
-from ssdlab.fio.translate import FioPlan, JobPlan, plan as make_plan
+from ssdlab.fio.windows import DIRS
 from ssdlab.sizes import format_size, parse_size
 
 __all__ = ["DeviceFioRun", "run_jobfile_on_device", "PRIVATE_PREFIX"]
@@ -71,7 +73,7 @@ class DeviceFioRun:
     log_files: List[Path] = field(default_factory=list)  # the job file's logs, where they were copied
 
     def json_text(self) -> str:
-        return output.dumps(self.doc)
+        return jsonout.dumps(self.doc)
 
     def chart_subtitle(self, p: JobPlan) -> str:
         return (f"fio job {p.index}: rw={p.fio_rw}, bs={format_size(p.block_bytes)}, QD{p.iodepth} · device "
@@ -79,10 +81,10 @@ class DeviceFioRun:
                 f"ssdlab {_core.__version__}")
 
     def save(self, out_dir: PathLike) -> List[Path]:
-        charts = [(output.chart_name(p.index, p.name),
-                   lambda p=p: output.iops_chart(self.iops, p.index, p.name, self.chart_subtitle(p)))
+        charts = [(resultdir.chart_name(p.index, p.name),
+                   lambda p=p: resultdir.iops_chart(self.iops, p.index, p.name, self.chart_subtitle(p)))
                   for p in self.plan.jobs]
-        return output.write_result_dir(out_dir, self.json_text(), self.text, self.summary, self.iops, self.series,
+        return resultdir.write_result_dir(out_dir, self.json_text(), self.text, self.summary, self.iops, self.series,
                                        charts)
 
     def copy_logs(self, directory: PathLike) -> List[Path]:
@@ -94,7 +96,7 @@ class DeviceFioRun:
             for spec in p.logs:
                 kinds = [spec.kind] if spec.kind in ("iops", "bw") else ["lat", "clat", "slat"]
                 for kind in kinds:
-                    src = Path(output.log_name(spec.prefix, kind, k, p.per_job_logs))
+                    src = Path(logfiles.log_name(spec.prefix, kind, k, p.per_job_logs))
                     if src.is_absolute():
                         if src.exists():
                             written.append(src)
@@ -102,7 +104,7 @@ class DeviceFioRun:
                     src = self.workdir / src
                     if not src.exists():
                         continue
-                    dst = base / output.log_name(spec.prefix, kind, p.index, p.per_job_logs)
+                    dst = base / logfiles.log_name(spec.prefix, kind, p.index, p.per_job_logs)
                     if dst in written:
                         continue
                     try:
@@ -200,9 +202,9 @@ def _only_target(text: str, target: Target) -> None:
 
 def _bucket(log: pd.DataFrame, seconds: int, window_ms: int, how: str) -> np.ndarray:
     """Per-second values of a windowed log: sums of value x window (IOPS -> IOs, KiB/s -> KiB) or,
-    with ``how="mean"``, means. 1000 ms windows use `output.per_second`'s assignment."""
+    with ``how="mean"``, means. 1000 ms windows use `logfiles.per_second`'s assignment."""
     if window_ms == 1000:
-        return output.per_second(log, seconds, how=how).astype(np.float64)
+        return logfiles.per_second(log, seconds, how=how).astype(np.float64)
     idx = np.clip((log["time_ms"].to_numpy() - 1) // 1000, 0, max(seconds - 1, 0)) if len(log) else np.zeros(0, int)
     vals = log["value"].to_numpy(np.float64) if len(log) else np.zeros(0)
     out = np.zeros(seconds)
@@ -217,11 +219,11 @@ def _bucket(log: pd.DataFrame, seconds: int, window_ms: int, how: str) -> np.nda
 
 
 def _read(workdir: Path, prefix: str, kind: str, k: int, per_job: bool) -> pd.DataFrame:
-    path = Path(output.log_name(prefix, kind, k, per_job))
+    path = Path(logfiles.log_name(prefix, kind, k, per_job))
     path = path if path.is_absolute() else workdir / path
     if not path.exists():
         return pd.DataFrame({"time_ms": [], "value": [], "direction": [], "bs": []}, dtype=np.int64)
-    return output.read_log(path)
+    return logfiles.read_log(path)
 
 
 def _frames(plan: FioPlan, doc: Dict[str, Any], workdir: Path, prefixes: Dict[int, Dict[str, str]],
@@ -237,7 +239,7 @@ def _frames(plan: FioPlan, doc: Dict[str, Any], workdir: Path, prefixes: Dict[in
         lat_log = _read(workdir, pre["lat"], "lat", k, p.per_job_logs)
         per: Dict[str, np.ndarray] = {}
         filled = False
-        for d, name in enumerate(output.DIRS):
+        for d, name in enumerate(DIRS):
             v = np.rint(_bucket(iops_log[iops_log["direction"] == d], seconds, p.log_msec, "sum"))
             total = int(fj[name]["total_ios"])
             if total > v.sum() and v[-1] == 0:
@@ -354,7 +356,7 @@ def _run(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity: Optional[i
         on_start(target)
     started = time.perf_counter()
     # fio writes the job file's relative logs in its own directory: they must stay in it
-    output.check_log_names(plan, staged / "fio" if staged is not None else Path(tempfile.gettempdir()) / "ssdlab-fio")
+    logfiles.check_log_names(plan, staged / "fio" if staged is not None else Path(tempfile.gettempdir()) / "ssdlab-fio")
     workdir = staged / "fio" if staged is not None else Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
     workdir.mkdir(parents=True, exist_ok=True)
     notes = list(target.notes)

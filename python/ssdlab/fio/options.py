@@ -3,7 +3,7 @@
 Every option a job file may carry falls in one of three groups:
 
 * ``SIM`` -- the simulator acts on it (``rw``, ``bs``, ``iodepth``, ``size``, ``runtime``, ...);
-  `translate` turns it into workload fields and rejects values it cannot honour.
+  `jobplan` and `access` turn it into workload fields and reject values they cannot honour.
 * ``HOST`` -- it only matters on a real host or device (``ioengine``, ``direct``, ``filename``,
   ``group_reporting``, ...); it is accepted and listed as a note in the output.
 * anything else -- rejected with a one-line error naming the option and its line, because

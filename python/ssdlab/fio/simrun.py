@@ -4,7 +4,7 @@
     >>> run = run_jobfile("configs/jobs/consistency.fio", "mlc-256", capacity=2 * 2**30, seed=1)
     >>> run.jobs[-1].iops_per_second()[:3]
 
-The steps are the plan's (`ssdlab.fio.translate`): a secure erase, then every job in file order.
+The steps are the plan's (`ssdlab.fio.planner`): a secure erase, then every job in file order.
 Seeds: ``--seed`` seeds the drive and, through the step index, each job's offsets -- the same rule
 as the built-in procedures, so a job file equivalent to ``ssdlab consistency`` gives the same
 numbers for the same seed; ``randseed=`` pins one job's offsets.
@@ -30,7 +30,8 @@ from ssdlab import _core
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
-from ssdlab.fio.translate import FioPlan, JobPlan, plan as make_plan
+from ssdlab.fio.jobplan import JobPlan
+from ssdlab.fio.planner import FioPlan, plan as make_plan
 from ssdlab.simulate import Simulator, StepResult
 
 if TYPE_CHECKING:  # only named in annotations: importing this module needs no pandas

@@ -1,0 +1,223 @@
+"""A job file -> its `FioPlan` (`plan`): every job checked (`validate`) and planned (`jobplan`), the
+``numjobs`` clones made, the jobs grouped by ``stonewall``, the limits on jobs and on planned work
+enforced, and the steps for the core: a ``secure_erase`` -- the simulated drive starts fresh -- then
+each job's steps in file order.
+
+Jobs separated by ``stonewall`` run one after another; jobs with no ``stonewall`` between them,
+and the ``numjobs`` clones of a job, run at the same time on the drive (one ``run_together``
+step), as fio runs them. With `sequential_jobs` they run one after another instead, and a note
+says so. With ``group_reporting``, each group's jobs are reported as one.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from ssdlab.errors import SsdlabError
+from ssdlab.limits import MAX_QUEUE_DEPTH
+from ssdlab.sizes import format_size
+from ssdlab.fio.jobfile import JobDef, JobFile, RawOption, parse_int, shown
+from ssdlab.fio.jobopts import JobOptions, bool_option, is_set, options_dict
+from ssdlab.fio.jobplan import JobPlan, job_plan
+from ssdlab.fio.validate import check_known, check_values
+
+WORK_CAPACITIES = 100
+"""The most IO a job file may plan in jobs without ``runtime=``, in drive capacities (docs/fio.md)."""
+MAX_JOBS = 4096
+"""The most jobs in a job file, numjobs clones included: fio's own (REAL_MAX_JOBS)."""
+MAX_TOGETHER = 256
+"""The most jobs that run at the same time on the simulated drive (memory: each member of a run
+keeps its own statistics, about 1.6 MB, so 4096 of them took 6.6 GB)."""
+
+
+@dataclass
+class FioPlan:
+    path: str
+    user_bytes: int
+    jobs: List[JobPlan]
+    notes: List[str]
+    global_options: Dict[str, str]
+
+    together: List[List[int]] = field(default_factory=list)
+    """The jobs (indices into `jobs`) that run at the same time, in file order: a job file's jobs
+    between two stonewalls, and a job's numjobs clones. Empty: each job alone."""
+
+    def _groups(self) -> List[List[int]]:
+        return self.together or [[i] for i in range(len(self.jobs))]
+
+    def steps(self) -> List[Dict[str, Any]]:
+        """Every step: a secure erase (a fresh drive), then each job's steps; jobs that run at
+        the same time share one ``run_together`` step."""
+        out: List[Dict[str, Any]] = [{"step": "secure_erase"}]
+        for group in self._groups():
+            if len(group) == 1 and self.jobs[group[0]].iolog is not None:
+                out.append({"step": "iolog", "job": group[0]})  # run_plan replays it (ssdlab.replay)
+            elif len(group) == 1:
+                out.extend(self.jobs[group[0]].steps)
+            else:
+                out.append({"step": "run_together", "workloads": [self.jobs[i].workload for i in group],
+                            "report_as": self.report_as(group)})
+        return out
+
+    def report_as(self, group: List[int]) -> List[int]:
+        """Reporting groups within a group of jobs that run together, as fio's group_reporting
+        makes them: the jobs that set it are reported as one, each other job alone."""
+        keys = [-1 if self.jobs[i].group_reporting else i for i in group]  # -1: the shared report
+        seen: Dict[int, int] = {}
+        return [seen.setdefault(key, len(seen)) for key in keys]
+
+    def measured_step_indices(self) -> List[int]:
+        """Index in `steps()` of each job's measured run step (shared by jobs that run together)."""
+        out = [0] * len(self.jobs)
+        i = 1
+        for group in self._groups():
+            if len(group) == 1:
+                i += 1 if self.jobs[group[0]].iolog is not None else len(self.jobs[group[0]].steps)
+                out[group[0]] = i - 1
+            else:
+                for k in group:
+                    out[k] = i
+                i += 1
+        return out
+
+    def member_index(self, job: int) -> Optional[int]:
+        """The job's place in its ``run_together`` step, or None when it runs alone."""
+        for group in self._groups():
+            if job in group and len(group) > 1:
+                return group.index(job)
+        return None
+
+
+def _check_job_count(job: JobDef, numjobs: Optional[RawOption], clones: int, total: int, together: int) -> None:
+    """At most `MAX_JOBS` jobs in a file (fio's own limit), at most `MAX_TOGETHER` at the same time."""
+    o = numjobs if numjobs is not None and clones > 1 else None
+    where = o.error if o is not None else (lambda m: SsdlabError(f"{job.where}: {m}"))
+    if total > MAX_JOBS:
+        raise where(f"job '{job.name}' makes {total} jobs in the file (numjobs clones included); fio runs at most "
+                    f"{MAX_JOBS} -- lower numjobs or split the file")
+    if together > MAX_TOGETHER:
+        raise where(f"job '{job.name}' makes {together} jobs run at the same time (numjobs clones, and jobs without "
+                    f"stonewall between them); the simulator runs at most {MAX_TOGETHER} together (each keeps its "
+                    f"own statistics in memory, about 1.6 MB) -- lower numjobs or add 'stonewall'")
+
+
+def _refuse_work(p: JobPlan, clones: int, planned: int, user_bytes: int, numjobs: Optional[RawOption]) -> None:
+    """The job file's byte- or IO-limited jobs plan more than `WORK_CAPACITIES` drive capacities of IO."""
+    bound = WORK_CAPACITIES * user_bytes
+    per = p.planned_bytes or 0
+    before = planned - per * clones
+    o = p.work_option
+    if clones > 1 and numjobs is not None and before + per <= bound:
+        o = numjobs  # one clone would fit: the clones are what crosses the bound
+    where = o.error if o is not None else (lambda m: SsdlabError(f"{p.job.where}: {m}"))
+    what = f"{o.name}={shown(o.value or '')}: " if o is not None else ""
+    amount = f"{format_size(per)} of IO"
+    if clones > 1:
+        amount += f" in each of {clones} clones (numjobs), {format_size(per * clones)} in all"
+    if before:
+        amount += f", {format_size(planned)} with the jobs before it"
+    raise where(f"{what}job '{p.name}' plans {amount}: more than the {format_size(bound)} ({WORK_CAPACITIES} x the "
+                f"drive's {format_size(user_bytes)}) ssdlab simulates for jobs without runtime=; lower loops, "
+                f"io_size, number_ios or numjobs, or add runtime= to bound the job by time")
+
+
+def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
+         sections: Optional[List[str]] = None) -> FioPlan:
+    """Checks every job of `jobfile` against a drive of `user_bytes` and returns the plan."""
+    jobs = jobfile.jobs()
+    if sections:
+        missing = [s for s in sections if s not in {j.section for j in jobs}]
+        if missing:
+            raise SsdlabError(f"{jobfile.path}: no job section named '{missing[0]}'")
+        jobs = [j for j in jobs if j.section in sections]
+    notes: List[str] = []
+    host_used: List[str] = []
+    plans: List[JobPlan] = []
+    together: List[List[int]] = []
+    groupid = 0
+    planned = 0  # bytes planned by the jobs without runtime=, clones included
+    for i, job in enumerate(jobs):
+        for h in check_known(job):
+            if h not in host_used:
+                host_used.append(h)
+        j = JobOptions(job)
+        stonewall = i == 0 or is_set(j, "stonewall")
+        if i > 0:
+            if is_set(j, "stonewall") or is_set(j, "new_group"):
+                groupid += 1
+            if not stonewall and sequential_jobs:
+                notes.append(f"job '{job.name}' runs after '{jobs[i - 1].name}', not at the same time as fio would "
+                             f"(--sequential-jobs)")
+                stonewall = True
+        nj = j.get("numjobs")
+        clones = parse_int(nj, 1, 4096) if nj is not None else 1
+        first = job_plan(j, user_bytes, groupid, notes)
+        check_values(j)
+        if first.planned_bytes is not None and j.get("read_iolog") is None:
+            planned += first.planned_bytes * clones
+            if planned > WORK_CAPACITIES * user_bytes:
+                _refuse_work(first, clones, planned, user_bytes, j.get("numjobs"))
+        log = j.get("read_iolog")
+        if log is not None:
+            if clones > 1 or not stonewall or (i + 1 < len(jobs) and not is_set(JobOptions(jobs[i + 1]), "stonewall")
+                                                and not sequential_jobs):
+                raise log.error(f"read_iolog={log.value}: an iolog job must run alone (numjobs=1, and stonewall "
+                                f"before the next job); the simulator does not replay a log alongside other jobs")
+            text = (log.value or "").strip()
+            if not text:
+                raise log.error("read_iolog needs a file name")
+            first.iolog = text if os.path.isabs(text) else os.path.join(os.path.dirname(str(jobfile.path)), text)
+            first.iolog_no_stall = bool_option(j, "replay_no_stall", False)
+            how = (f"as fast as possible at iodepth {first.iodepth}" if first.iolog_no_stall
+                   else "at its recorded times, open loop")
+            first.notes.append(f"job '{job.name}': replays {text} ({how}); rw, bs and size do not apply")
+        first.group_reporting = is_set(j, "group_reporting")
+        _check_job_count(job, j.get("numjobs"), clones, len(plans) + clones,
+                         clones + (len(together[-1]) if together and not stonewall else 0))
+        members = [first]
+        for c in range(1, clones):
+            clone = copy.deepcopy(first)
+            clone.clone = c
+            if clone.workload.get("seed") is not None:
+                clone.workload["seed"] = (clone.workload["seed"] + c) % 2**64
+            clone.steps = [dict(st, workload=clone.workload) if st.get("workload") is first.workload else
+                           copy.deepcopy(st) for st in first.steps]
+            members.append(clone)
+        if (not stonewall or clones > 1) and any(len(m.steps) > 1 for m in members):
+            raise SsdlabError(f"{job.where}: job '{job.name}' runs at the same time as other jobs (no stonewall, or "
+                              f"numjobs); startdelay and ramp_time are not supported for jobs that run together -- "
+                              f"remove them, or add 'stonewall'")
+        if not stonewall and together and any(len(plans[k].steps) > 1 for k in together[-1]):
+            raise SsdlabError(f"{job.where}: job '{job.name}' would run at the same time as '{jobs[i - 1].name}', "
+                              f"which has startdelay or ramp_time; not supported for jobs that run together")
+        indices = list(range(len(plans), len(plans) + len(members)))
+        if stonewall or not together:
+            together.append(indices)
+        else:
+            together[-1].extend(indices)
+        plans.extend(members)
+        in_flight = sum(plans[k].iodepth for k in together[-1])
+        if in_flight > MAX_QUEUE_DEPTH:
+            o = j.get("iodepth") or j.get("numjobs")
+            where = o.error if o is not None else (lambda m: SsdlabError(f"{job.where}: {m}"))
+            raise where(f"job '{job.name}': the jobs that run at the same time would keep {in_flight} requests in "
+                        f"flight (their iodepths summed, numjobs clones included); the simulated drive takes at most "
+                        f"{MAX_QUEUE_DEPTH} -- lower iodepth or numjobs, or add 'stonewall'")
+    for group in together:
+        locked = [lf for lf in (plans[k].job.get("lockfile") for k in group)
+                  if lf is not None and (lf.value or "").strip() != "none"]
+        if len(group) > 1 and locked:
+            lf = locked[0]
+            raise lf.error(f"lockfile={shown(lf.value or '')}: fio would serialize the IO of the jobs that run at the same "
+                           f"time on the one file; the simulator runs them without a lock -- remove lockfile, or add "
+                           f"'stonewall' (and numjobs=1) so the job runs alone")
+        intervals = {plans[k].workload["interval_ms"] for k in group}
+        if len(intervals) > 1:
+            raise SsdlabError(f"{plans[group[0]].job.where}: jobs that run at the same time must log at the same "
+                              f"log_avg_msec; set one value for all of them")
+    if host_used:
+        notes.append("accepted, no effect on the simulated drive: " + ", ".join(host_used))
+    return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options), together)
