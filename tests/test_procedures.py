@@ -21,9 +21,11 @@ from ssdlab import _core, procedures, results
 from ssdlab.results import (
     HDTACH_COLUMNS,
     HDTACH_FILES,
-    USED_VS_NEW_COLUMNS,
-    USED_VS_NEW_FILES,
     HdtachResult,
+)
+from ssdlab.scenarios.used_vs_new import (
+    COLUMNS as USED_VS_NEW_COLUMNS,
+    FILES as USED_VS_NEW_FILES,
     UsedVsNewResult,
 )
 from ssdlab.scenarios.wa import COLUMNS as WA_COLUMNS, FILES as WA_FILES, WorstCaseWaResult

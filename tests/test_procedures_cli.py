@@ -15,7 +15,8 @@ import pytest
 
 import ssdlab
 from ssdlab.cli import main
-from ssdlab.results import HDTACH_FILES, USED_VS_NEW_FILES
+from ssdlab.results import HDTACH_FILES
+from ssdlab.scenarios.used_vs_new import FILES as USED_VS_NEW_FILES
 from ssdlab.scenarios.wa import FILES as WA_FILES
 
 SMALL = ["--capacity", "8GiB"]

@@ -22,8 +22,9 @@ from ssdlab.report.charts import (
     hdtach_chart,
     nice_ceiling,
 )
-from ssdlab.report.load import ConsistencyRun, HdtachRun, UsedVsNewRun, expand_run_dirs, spare_label
+from ssdlab.report.load import ConsistencyRun, HdtachRun, expand_run_dirs, spare_label
 from ssdlab.report.tables import MISSING, consistency_table, hdtach_table
+from ssdlab.scenarios.used_vs_new import UsedVsNewRun
 from ssdlab.scenarios.wa import WaRun, chart as wa_chart, entries as wa_entries
 
 STUB_PLOTLY = "/* plotly stub */"

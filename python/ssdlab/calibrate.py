@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -28,9 +28,12 @@ from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT
-from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, UsedVsNewResult, write_file_atomically
+from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, write_file_atomically
 from ssdlab.simulate import consistency, consistency_steps
 from ssdlab.sizes import format_size
+
+if TYPE_CHECKING:  # the results of scenarios that live in their own module (ssdlab.scenarios)
+    from ssdlab.scenarios.used_vs_new import UsedVsNewResult
 
 __all__ = ["Check", "Scorecard", "FULL_SIZE", "scorecard", "markdown_table", "update_doc"]
 
@@ -216,7 +219,7 @@ class _Runner:
         cfg = cfg if cfg is not None else self.drive(preset)
         functions: Dict[str, Callable[..., Any]] = {
             "torture": procedures.torture,
-            "used-vs-new": procedures.used_vs_new,
+            "used-vs-new": scenario_api("used-vs-new"),
             "wa": scenario_api("wa"),
             "saturation": procedures.saturation,
         }

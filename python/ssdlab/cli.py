@@ -24,7 +24,6 @@ from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
 from ssdlab.results import (
     CONSISTENCY_FILES,
     HDTACH_FILES,
-    USED_VS_NEW_FILES,
     SATURATION_FILES,
     HdtachResult,
     check_output_dir,
@@ -539,60 +538,6 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
                              report)
     if _finish(result, path, report, quiet, HDTACH_FILES):
         _print_passes(result)
-
-
-@cli.command("used-vs-new")
-@click.option(
-    "--test-span",
-    type=cv.test_span,
-    metavar="SIZE",
-    help="Bytes the random writes cover, after the OS area. [default: 8 GB or a quarter of the drive, the smaller]",
-)
-@click.option("--duration", type=cv.duration, default=_api_default(procedures.used_vs_new, "duration_s"),
-              show_default=f"{_api_default(procedures.used_vs_new, 'duration_s'):g}",
-              metavar="SECONDS", help="Simulated seconds of random writes in each state.")
-@click.option("--qd", type=cv.queue_depth, default=_api_default(procedures.used_vs_new, "qd"), show_default=True, metavar="N",
-              help="Queue depth of the random writes.")
-@click.option("--os-pct", type=cv.percent(90.0), default=_api_default(procedures.used_vs_new, "os_pct"),
-              show_default=f"{_api_default(procedures.used_vs_new, 'os_pct'):g}",
-              metavar="PCT", help="Percent of the drive holding the 'OS and applications' (valid, never deleted).")
-@click.option("--os-rewrite-pct", type=cv.percent(1000.0),
-              default=_api_default(procedures.used_vs_new, "os_rewrite_pct"),
-              show_default=f"{_api_default(procedures.used_vs_new, 'os_rewrite_pct'):g}", metavar="PCT",
-              help="Percent of the OS area rewritten in 4 KiB random writes after it is written (an install's "
-              "small files and updates), at least 0 and below 1000.")
-@_sim_options
-def used_vs_new_cmd(test_span: Optional[int], duration: float, qd: int, os_pct: float, os_rewrite_pct: float,
-                    drive: Optional[str],
-                    drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str],
-                    seed: int, out: Optional[str], report: bool, quiet: bool) -> None:
-    """Used vs new: 4 KiB random-write speed clean, used, and used after TRIM.
-
-    Clean: secure erase, then the random writes. Used: secure erase, an OS area of --os-pct
-    percent, the rest filled and deleted without TRIM, the random writes. Used after TRIM: the
-    deleted space TRIMmed, the random writes again. Writes used_vs_new.csv, summary.json and
-    used_vs_new.png (bars) to the result directory.
-    """
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"test_span": test_span, "duration_s": duration, "qd": qd, "os_pct": os_pct,
-               "os_rewrite_pct": os_rewrite_pct}
-    what = f"{duration:g} s of 4 KiB random writes at QD{qd} clean, used, used after TRIM"
-    result, path = _simulate(cfg, "used-vs-new", options, what, out, quiet,
-                             lambda progress: procedures.used_vs_new(cfg, seed=seed, progress=progress, **options),
-                             report)
-    if not _finish(result, path, report, quiet, USED_VS_NEW_FILES):
-        return
-    states = result.summary["states"]
-    width = max([len("state")] + [len(r["state"]) for r in states])
-    clean = next((r["mb_s"] for r in states if r["state"] == "clean"), None)
-    click.echo(f"  {'state'.ljust(width)}  {'MB/s':>8}  {'IOPS':>9}  {'% of clean':>10}  {'WA':>5}")
-    for r in states:
-        pct = 100 * r["mb_s"] / clean if clean else None
-        click.echo(
-            f"  {r['state'].ljust(width)}  {r['mb_s']:>8,.2f}  {r['iops']:>9,.0f}  {_pct_text(pct):>10}  "
-            f"{r['write_amplification']:>5.2f}"
-        )
-    click.echo(f"  wall time {result.summary['wall_seconds']:.1f}s")
 
 
 def _share_pct(value: Any, what: str) -> float:

@@ -24,7 +24,6 @@ __all__ = [
     "consistency_figures",
     "hdtach_figure",
     "saturation_figure",
-    "used_vs_new_figure",
 ]
 
 FIGSIZE = (10.0, 4.5)
@@ -251,10 +250,7 @@ def hdtach_figure(
     return fig
 
 
-# -- used vs new -----------------------------------------------------------------------------------
-
-_STATE_NAMES = {"clean": "Clean drive", "used": "Used drive", "used after TRIM": "Used drive after TRIM"}
-_STATE_COLOURS = {"clean": "#059669", "used": "#dc2626", "used after TRIM": "#2563eb"}
+# -- bar charts (the scenario modules' used vs new and worst-case WA) -------------------------------
 
 
 def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
@@ -269,28 +265,6 @@ def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="y", length=0, labelsize=10)
     return fig, ax
-
-
-def used_vs_new_figure(states: pd.DataFrame, *, title: str, subtitle: str) -> Figure:
-    """Horizontal bars of MB/s per state (clean, used, used after TRIM; columns ``state, mb_s,
-    iops``), first state on top, each labelled with its MB/s and IOPS, like the reviews' tables."""
-    fig, ax = bar_figure(title, subtitle, len(states))
-    names = [str(s) for s in states["state"]]
-    mb_s = states["mb_s"].to_numpy(np.float64)
-    y = np.arange(len(names))
-    colours = [_STATE_COLOURS.get(n, PASS_COLOURS[i % len(PASS_COLOURS)]) for i, n in enumerate(names)]
-    ax.barh(y, mb_s, height=0.6, color=colours, zorder=3)
-    ax.set_yticks(y, [_STATE_NAMES.get(n, n) for n in names])
-    ax.invert_yaxis()
-    mb_s_axis(ax, float(mb_s.max(initial=0)) * 1.35, axis="x")  # room for the labels
-    clean = mb_s[0] if len(mb_s) and names[0] == "clean" and mb_s[0] > 0 else None
-    for yi, value, iops, name in zip(y, mb_s, states["iops"].to_numpy(np.float64), names):
-        text = f"{mb_text(value)} MB/s  ({iops:,.0f} IOPS"
-        text += f", {100 * value / clean:.0f}% of clean)" if clean is not None and name != "clean" else ")"
-        ax.annotate(text, (value, yi), xytext=(5, 0), textcoords="offset points", va="center", fontsize=9,
-                    fontweight="bold", color="#333333")
-    ax.set_xlabel("4 KiB random write (MB/s, higher is better)")
-    return fig
 
 
 # -- write saturation ------------------------------------------------------------------------------

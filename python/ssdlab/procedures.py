@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.results import HdtachResult, SaturationResult, UsedVsNewResult
+from ssdlab.results import HdtachResult, SaturationResult
 from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
 from ssdlab.sizes import format_size, parse_size
 
@@ -27,14 +27,12 @@ __all__ = [
     "HDTACH_BLOCK_BYTES",
     "HDTACH_QD",
     "HDTACH_SAMPLE_PCT",
-    "OS_REWRITE_PCT",
     "POSITION_BUCKETS",
     "PROCEDURES",
     "hdtach",
     "procedure_steps",
     "saturation",
     "torture",
-    "used_vs_new",
 ]
 
 PROCEDURES = ("hdtach", "torture", "used-vs-new", "wa", "saturation")
@@ -48,12 +46,8 @@ POSITION_BUCKETS = 200
 """Positions recorded per pass: one per 0.5 % of the span (the core's `hdtach::BUCKETS`)."""
 HDTACH_SAMPLE_PCT = 50.0
 """Percent of each position an HD Tach pass writes (the core's `hdtach::SAMPLE_PCT`)."""
-OS_REWRITE_PCT = 100.0
-"""Percent of the OS area used vs new rewrites in 4 KiB random writes (the core's
-`used_vs_new::OS_REWRITE_PCT`)."""
 
 _UNIT = 4096
-_FILL_BLOCK = 128 * 1024  # the core's fill request size (used_vs_new.rs BLOCK)
 
 Config = Union[DriveConfig, str, None]
 
@@ -134,21 +128,6 @@ def _torture_params(
     }
 
 
-def _used_vs_new_params(test_span: Any, duration_s: Any, qd: Any, os_pct: Any, os_rewrite_pct: Any) -> Dict[str, Any]:
-    span = 0
-    if test_span is not None:
-        span = parse_size(test_span, what="test span")
-        if span < _UNIT:
-            raise SsdlabError(f"the test span must be at least 4 KiB, got {test_span!r}; leave it out for the default")
-    return {
-        "test_span_bytes": span,
-        "duration_s": _number(duration_s, "duration"),
-        "queue_depth": _whole(qd, "queue depth"),
-        "os_pct": _number(os_pct, "OS area percentage"),
-        "os_rewrite_pct": _number(os_rewrite_pct, "OS rewrite percentage"),
-    }
-
-
 _SATURATION_PATTERNS = ("sequential", "random")
 
 
@@ -188,7 +167,8 @@ def _idle_action(action: str) -> Optional[float]:
         return None
 
 
-def _run(label: str, duration_s: Optional[float] = None) -> Dict[str, Any]:
+def run_step(label: str, duration_s: Optional[float] = None) -> Dict[str, Any]:
+    """A ``run`` step of the core's step list, as progress bars read it (label, duration)."""
     workload: Dict[str, Any] = {"label": label}
     if duration_s is not None:
         workload["duration_s"] = duration_s
@@ -196,7 +176,7 @@ def _run(label: str, duration_s: Optional[float] = None) -> Dict[str, Any]:
 
 
 def fill_and_torture(minutes: float) -> List[Dict[str, Any]]:
-    return [{"step": "secure_erase"}, _run("fill"), _run(f"torture {_minutes(minutes)}", minutes * 60.0)]
+    return [{"step": "secure_erase"}, run_step("fill"), run_step(f"torture {_minutes(minutes)}", minutes * 60.0)]
 
 
 def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
@@ -204,25 +184,25 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
     them; only the fields progress bars read). Mirrors scenario/{hdtach,torture,used_vs_new,wa}.rs;
     tests/test_procedures.py checks it against the core's runs."""
     if name == "hdtach":
-        steps = [{"step": "secure_erase"}, _run("hdtach:clean")]
+        steps = [{"step": "secure_erase"}, run_step("hdtach:clean")]
         if p["torture_minutes"] != 0:
             steps += fill_and_torture(p["torture_minutes"])
-            steps.append(_run(f"hdtach:after {_minutes(p['torture_minutes'])} torture"))
+            steps.append(run_step(f"hdtach:after {_minutes(p['torture_minutes'])} torture"))
         return steps
     if name == "torture":
-        steps = [{"step": "secure_erase"}, _run("hdtach:clean"), *fill_and_torture(p["torture_minutes"])]
+        steps = [{"step": "secure_erase"}, run_step("hdtach:clean"), *fill_and_torture(p["torture_minutes"])]
         history = f"{_minutes(p['torture_minutes'])} torture"
         if p["pass_after_torture"]:
-            steps.append(_run(f"hdtach:after {history}"))
+            steps.append(run_step(f"hdtach:after {history}"))
             history += ", pass"
         if p["idle_minutes"] > 0:
             steps.append({"step": "idle", "seconds": p["idle_minutes"] * 60.0})
             history += f", {_minutes(p['idle_minutes'])} idle"
-            steps.append(_run(f"hdtach:after {history}"))
+            steps.append(run_step(f"hdtach:after {history}"))
             history += ", pass"
         for action in p["then"]:
             if action == "pass":
-                steps.append(_run(f"hdtach:after {history}"))
+                steps.append(run_step(f"hdtach:after {history}"))
                 history += ", pass"
             else:
                 minutes = _idle_action(action)
@@ -231,31 +211,16 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
                 steps.append({"step": "idle", "seconds": minutes * 60.0})
                 history += f", {_minutes(minutes)} idle"
         if p["trim"]:
-            steps += [{"step": "trim"}, _run("hdtach:after TRIM")]
-        return steps
-    if name == "used-vs-new":
-        duration = p["duration_s"]
-        os_bytes = int(user_bytes * p["os_pct"] / 100.0) // _FILL_BLOCK * _FILL_BLOCK
-        steps = [{"step": "secure_erase"}, _run("test:clean", duration), {"step": "secure_erase"}]
-        if os_bytes > 0:
-            steps.append(_run("os and applications"))
-            if int(os_bytes * p["os_rewrite_pct"] / 100.0) // _UNIT > 0:
-                steps.append(_run("os and applications: small writes"))
-        steps += [
-            _run("data deleted without TRIM"),
-            _run("test:used", duration),
-            {"step": "trim"},
-            _run("test:used after TRIM", duration),
-        ]
+            steps += [{"step": "trim"}, run_step("hdtach:after TRIM")]
         return steps
     if name == "saturation":
         steps = [{"step": "secure_erase"}]
         if p.get("prefill_pct", 0) > 0 and int(user_bytes * p["prefill_pct"] / 100) >= p["block_bytes"]:
             # a day of idle time after the prefill (scenario/saturation.rs: PREFILL_IDLE_S)
-            steps += [_run("saturation:prefill"), {"step": "idle", "seconds": 86_400.0}]
-        steps.append(_run("saturation:write"))
+            steps += [run_step("saturation:prefill"), {"step": "idle", "seconds": 86_400.0}]
+        steps.append(run_step("saturation:write"))
         if p["idle_minutes"] > 0:
-            steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, _run("saturation:after idle")]
+            steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, run_step("saturation:after idle")]
         return steps
     module = _module_procedure(name)
     if module is not None:
@@ -399,42 +364,6 @@ def torture(
     )
 
 
-def used_vs_new(
-    config: Config = None,
-    *,
-    test_span: Union[int, str, None] = None,
-    duration_s: float = 180.0,
-    qd: int = 3,
-    os_pct: float = 20.0,
-    os_rewrite_pct: float = OS_REWRITE_PCT,
-    seed: int = 1,
-    progress: Progress = False,
-    label: Optional[str] = None,
-) -> UsedVsNewResult:
-    """Used vs new (AnandTech's SSD Anthology method): 4 KiB random writes at queue depth `qd` for
-    `duration_s` seconds over `test_span` bytes, in three states of the drive:
-
-    1. clean: secure erase, then the test;
-    2. used: secure erase, the first `os_pct` percent written as the "OS and applications" and
-       `os_rewrite_pct` percent of it rewritten in 4 KiB random writes (an install's small files
-       and updates: "a twist of randomness"), the rest filled and deleted without TRIM (the drive
-       still holds it as valid data), the test;
-    3. used after TRIM: the deleted space TRIMmed (as a format does), the test again.
-
-    The test covers `test_span` bytes (a size such as ``"8GB"``) right after the OS area; None
-    takes 8 GB or a quarter of the drive, whichever is smaller. The default label is
-    ``"<drive> · used vs new"``.
-    """
-    cfg = _resolve_config(config)
-    params = _used_vs_new_params(test_span, duration_s, qd, os_pct, os_rewrite_pct)
-    seed = _check_seed(seed)
-    steps, core, wall = execute("used-vs-new", cfg, params, seed, progress)
-    return UsedVsNewResult.from_run(
-        label=label if label is not None else f"{cfg.name} · used vs new",
-        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
-    )
-
-
 def saturation(
     config: Config = None,
     *,
@@ -482,15 +411,18 @@ def saturation(
 _PROCEDURES: Dict[str, Tuple[Any, Any]] = {
     "hdtach": (hdtach, _hdtach_params),
     "torture": (torture, _torture_params),
-    "used-vs-new": (used_vs_new, _used_vs_new_params),
     "saturation": (saturation, _saturation_params),
 }
 
 
 def __getattr__(name: str) -> Any:
-    """`worst_case_wa` moved to its scenario module; the old name still resolves."""
+    """`worst_case_wa` and `used_vs_new` moved to their scenario modules; the old names still resolve."""
     if name == "worst_case_wa":
         from ssdlab.scenarios.wa import worst_case_wa
 
         return worst_case_wa
+    if name in ("used_vs_new", "OS_REWRITE_PCT"):
+        from ssdlab.scenarios import used_vs_new
+
+        return getattr(used_vs_new, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Result directories (docs/results.md): `ConsistencyResult`, the procedure results
-(`HdtachResult` for hdtach and torture, `UsedVsNewResult`; the wa result lives in its scenario
-module, `ssdlab.scenarios.wa`) and safe, atomic
+(`HdtachResult` for hdtach and torture; the wa and used-vs-new results live in their scenario
+modules, `ssdlab.scenarios.wa` and `ssdlab.scenarios.used_vs_new`) and safe, atomic
 saving.
 
 A result is saved by writing every file into a hidden staging directory next to the target and
@@ -50,12 +50,9 @@ __all__ = [
     "IOPS_COLUMNS",
     "SERIES_COLUMNS",
     "SUMMARY_KEYS",
-    "USED_VS_NEW_COLUMNS",
-    "USED_VS_NEW_FILES",
     "ConsistencyResult",
     "HdtachResult",
     "SaturationResult",
-    "UsedVsNewResult",
     "ResultStage",
     "check_output_dir",
     "write_file_atomically",
@@ -107,8 +104,6 @@ CONSISTENCY_FILES = ("iops.csv", "series.csv", "summary.json", *CHART_FILES)
 
 HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
 HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
-USED_VS_NEW_COLUMNS = ("state", "mb_s", "iops")
-USED_VS_NEW_FILES = ("used_vs_new.csv", "summary.json", "used_vs_new.png")
 SATURATION_COLUMNS = ("phase", "gb_written", "mb_s")
 SATURATION_FILES = ("saturation.csv", "summary.json", "saturation.png")
 
@@ -259,7 +254,7 @@ def result_file_names() -> frozenset:
     from ssdlab.scenarios import all_scenarios
 
     modules = [name for entry in all_scenarios() for name in entry.files]
-    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *USED_VS_NEW_FILES, *modules, *SATURATION_FILES,
+    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *modules, *SATURATION_FILES,
                       *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
@@ -880,93 +875,6 @@ def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{value:.0f}% of clean"
 
 
-class UsedVsNewResult(ProcedureResult):
-    """Used vs new: 4 KiB random-write speed on a clean drive, a used one (full of data deleted
-    without TRIM) and the used one after TRIM (docs/results.md, section *used-vs-new*).
-
-    Attributes:
-        states: DataFrame ``state, mb_s, iops``, rows ``clean``, ``used``, ``used after TRIM``.
-        summary: the figures of ``summary.json``; ``summary["states"]`` has the same rows (plus
-            each state's write amplification).
-        config, steps: as for `HdtachResult`.
-    """
-
-    SCENARIOS = ("used-vs-new",)
-    FILES = USED_VS_NEW_FILES
-
-    def __init__(
-        self,
-        states: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.states = states
-        super().__init__(summary, config=config, steps=steps)
-
-    def __repr__(self) -> str:
-        rows = ", ".join(f"{r.state} {r.mb_s:.2f} MB/s" for r in self.states.itertuples())
-        return f"<UsedVsNewResult {self.label!r}: {rows}>"
-
-    @classmethod
-    def from_run(
-        cls,
-        *,
-        label: str,
-        config: DriveConfig,
-        steps: List[StepResult],
-        core_summary: Dict[str, Any],
-        params: Dict[str, Any],
-        seed: int,
-        wall_seconds: float,
-    ) -> UsedVsNewResult:
-        """Assembles the result of a finished run (see `ssdlab.procedures.used_vs_new`)."""
-        import pandas as pd
-
-        rows = [
-            {"state": r["state"], "mb_s": r["mb_s"], "iops": r["iops"], "write_amplification": r["write_amplification"]}
-            for r in core_summary["states"]
-        ]
-        states = pd.DataFrame(rows, columns=[*USED_VS_NEW_COLUMNS, "write_amplification"])
-        summary = procedure_summary(
-            scenario="used-vs-new",
-            label=label,
-            config=config,
-            seed=seed,
-            wall_seconds=wall_seconds,
-            params={**params, "test_span_bytes": core_summary["test_span_bytes"]},
-        )
-        summary["states"] = rows
-        return cls(states[list(USED_VS_NEW_COLUMNS)], plain(summary), config=config, steps=steps)
-
-    @classmethod
-    def load(cls, directory: PathLike) -> UsedVsNewResult:
-        """Reads a saved used-vs-new result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        states = read_csv(d, "used_vs_new.csv", USED_VS_NEW_COLUMNS, finite=("mb_s", "iops"))
-        states["state"] = states["state"].astype(str)
-        return cls(states, summary)
-
-    def subtitle(self) -> str:
-        s = self.summary
-        how = (
-            f"4 KiB random writes, QD{s['queue_depth']}, {s['duration_s']:g} s over "
-            f"{format_size(int(s['test_span_bytes']))} after a {s['os_pct']:g}% OS area"
-        )
-        return subtitle(s, how)
-
-    def charts(self) -> Dict[str, Figure]:
-        """``used_vs_new.png``: MB/s per state, as bars."""
-        from ssdlab.plots import used_vs_new_figure
-
-        return {"used_vs_new.png": used_vs_new_figure(self.states, title=self.label, subtitle=self.subtitle())}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.states.to_csv(staging / "used_vs_new.csv", index=False, float_format="%.10g")
-
-
 class SaturationResult(ProcedureResult):
     """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
     optionally a write after idle time (docs/results.md, section *saturation*).
@@ -1094,10 +1002,18 @@ class SaturationResult(ProcedureResult):
         self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
 
 
+_USED_VS_NEW = {"UsedVsNewResult": "UsedVsNewResult", "USED_VS_NEW_COLUMNS": "COLUMNS", "USED_VS_NEW_FILES": "FILES"}
+
+
 def __getattr__(name: str) -> Any:
-    """`WorstCaseWaResult` moved to its scenario module; the old name still resolves."""
+    """`WorstCaseWaResult` and `UsedVsNewResult` (with its columns and files) moved to their scenario
+    modules; the old names still resolve."""
     if name == "WorstCaseWaResult":
         from ssdlab.scenarios.wa import WorstCaseWaResult
 
         return WorstCaseWaResult
+    if name in _USED_VS_NEW:
+        from ssdlab.scenarios import used_vs_new
+
+        return getattr(used_vs_new, _USED_VS_NEW[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

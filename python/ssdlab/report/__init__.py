@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart, used_vs_new_chart
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, UsedVsNewRun, load_runs
+from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, load_runs
 from .page import Section, render
-from .tables import Table, consistency_table, hdtach_table, saturation_table, used_vs_new_table
+from .tables import Table, consistency_table, hdtach_table, saturation_table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -134,15 +134,6 @@ def _hdtach_sections(runs: Sequence[Run]) -> list[Section]:
     return [Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])]
 
 
-def _used_vs_new_sections(runs: Sequence[Run]) -> list[Section]:
-    uvn = used_vs_new_chart(runs)
-    if not uvn:
-        return []
-    table = used_vs_new_table(runs)
-    return [Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
-                    [uvn, *([table] if table else [])])]
-
-
 def _saturation_sections(runs: Sequence[Run]) -> list[Section]:
     sat = saturation_chart(runs)
     if not sat:
@@ -162,7 +153,6 @@ SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
 _LEGACY_SECTIONS = {
     "consistency": _consistency_sections,
     "hdtach": _hdtach_sections,
-    "used-vs-new": _used_vs_new_sections,
     "saturation": _saturation_sections,
 }
 """The sections of the scenarios that do not live in their own module yet (ssdlab.scenarios)."""
@@ -212,4 +202,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "UsedVsNewRun", "SsdlabError"]
+__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "SsdlabError"]

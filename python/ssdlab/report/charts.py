@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Pass, Run, SaturationRun, UsedVsNewRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Pass, Run, SaturationRun, spare_label
 
 __all__ = [
     "ALL_PASSES",
@@ -27,7 +27,6 @@ __all__ = [
     "drive_keys",
     "hdtach_chart",
     "saturation_chart",
-    "used_vs_new_chart",
 ]
 
 #: Colours by drive, in the order drives first appear (colour-blind-friendly where it matters).
@@ -76,14 +75,14 @@ class Chart:
 # --- small helpers -------------------------------------------------------------------------------
 
 
-def _esc(text: str) -> str:
+def chart_text(text: str) -> str:
     """Plain text for plotly's title/hover markup (which reads <b>, <br>, entities)."""
     return html.escape(text, quote=False)
 
 
 def chart_title(main: str, sub: str) -> dict[str, Any]:
     return {
-        "text": f"<b>{_esc(main)}</b><br><span style='font-size:13px;color:#6b7280'>{_esc(sub)}</span>",
+        "text": f"<b>{chart_text(main)}</b><br><span style='font-size:13px;color:#6b7280'>{chart_text(sub)}</span>",
         "x": 0.0,
         "xanchor": "left",
         "xref": "paper",
@@ -342,7 +341,7 @@ def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
             "x": list(run_pass.position_pct),
             "y": list(run_pass.mb_s),
             "line": {"color": colour, "width": 2},
-            "hovertemplate": f"{_esc(run_pass.name)}<br>%{{x:.1f}} % of span: <b>%{{y:.1f}} MB/s</b><extra></extra>",
+            "hovertemplate": f"{chart_text(run_pass.name)}<br>%{{x:.1f}} % of span: <b>%{{y:.1f}} MB/s</b><extra></extra>",
         }
 
     specs, keys = [], []
@@ -376,49 +375,6 @@ def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
 
 
 
-# --- used vs new ---------------------------------------------------------------------------------
-
-
-def used_vs_new_chart(runs: Sequence[Run]) -> Chart | None:
-    """Grouped bars: MB/s per state (clean, used, used after TRIM) for each run; IOPS in hover."""
-    uruns = [r for r in runs if isinstance(r, UsedVsNewRun)]
-    if not uruns:
-        return None
-    states = list(dict.fromkeys(s for r in uruns for s in r.states))
-    data = []
-    for i, state in enumerate(states):
-        xs, ys, iops = [], [], []
-        for run in uruns:
-            if state in run.states:
-                j = run.states.index(state)
-                xs.append(run.name)
-                ys.append(run.mb_s[j])
-                iops.append(run.iops[j])
-        data.append(
-            {
-                "type": "bar",
-                "name": state,
-                "x": xs,
-                "y": ys,
-                "customdata": iops,
-                "marker": {"color": PASS_COLOURS[i % len(PASS_COLOURS)]},
-                "text": [f"{y:.0f}" for y in ys],
-                "textposition": "outside",
-                "cliponaxis": False,
-                "hovertemplate": f"<b>%{{x}}</b>, {_esc(state)}<br>%{{y:.1f}} MB/s<br>%{{customdata:,.0f}} IOPS<extra></extra>",
-            }
-        )
-    top = max(y for t in data for y in t["y"])
-    layout = chart_layout(
-        chart_title("Used vs new", "throughput of the drive new, used, and used after TRIM"),
-        chart_axis("", automargin=True, showline=True, ticks=""),
-        chart_axis("Throughput (MB/s)", range=[0, nice_ceiling(top * 1.15)]),
-        barmode="group",
-        showlegend=True,
-    )
-    return Chart("used-vs-new", [{"data": data, "layout": layout}])
-
-
 # --- write saturation ----------------------------------------------------------------------------
 
 
@@ -448,7 +404,7 @@ def saturation_chart(runs: Sequence[Run]) -> Chart | None:
                     "x": list(xs),
                     "y": list(ys),
                     "line": {"color": PASS_COLOURS[(i + 2) % len(PASS_COLOURS)], "width": 2, "shape": "hv"},
-                    "hovertemplate": f"{_esc(label)}<br>%{{x:,.1f}} GB written: <b>%{{y:,.0f}} MB/s</b><extra></extra>",
+                    "hovertemplate": f"{chart_text(label)}<br>%{{x:,.1f}} GB written: <b>%{{y:,.0f}} MB/s</b><extra></extra>",
                 }
             )
         cache = run.figure("cache_gb")

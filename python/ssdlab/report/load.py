@@ -30,7 +30,6 @@ __all__ = [
     "Run",
     "SaturationRun",
     "SsdlabError",
-    "UsedVsNewRun",
     "expand_run_dirs",
     "load_run",
     "load_runs",
@@ -216,23 +215,6 @@ class HdtachRun(Run):
 
 
 @dataclass
-class UsedVsNewRun(Run):
-    scenario_names = ("used-vs-new", "used_vs_new")
-    kind = "used-vs-new"
-    states: list[str] = field(default_factory=list)
-    mb_s: list[float] = field(default_factory=list)
-    iops: list[float] = field(default_factory=list)
-
-    def _read(self) -> None:
-        frame = self._csv("used_vs_new.csv", ("state", "mb_s", "iops"), ("mb_s", "iops"))
-        if frame.empty:
-            raise SsdlabError(f"{self.path / 'used_vs_new.csv'}: no rows")
-        self.states = frame["state"].astype(str).tolist()
-        self.mb_s = frame["mb_s"].tolist()
-        self.iops = frame["iops"].tolist()
-
-
-@dataclass
 class SaturationRun(Run):
     """A write-saturation run: MB/s against GB written, per phase (``write``, ``after idle``)."""
 
@@ -251,7 +233,7 @@ class SaturationRun(Run):
             self.phases[name] = (rows["gb_written"].tolist(), rows["mb_s"].tolist())
 
 
-for _cls in (ConsistencyRun, HdtachRun, UsedVsNewRun, SaturationRun):
+for _cls in (ConsistencyRun, HdtachRun, SaturationRun):
     for _name in _cls.scenario_names:
         SCENARIOS[_name] = _cls
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, UsedVsNewRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, spare_label
 
-__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table", "used_vs_new_table"]
+__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table"]
 
 MISSING = "—"
 
@@ -102,17 +102,6 @@ def hdtach_table(runs: Sequence[Run]) -> Table | None:
                 [Cell(run.name), Cell(p.name), number_cell(p.avg_mb_s, ".1f"), number_cell(p.min_mb_s, ".1f"),
                  number_cell(p.pct_of_clean, ".0f")]
             )
-    return table
-
-
-def used_vs_new_table(runs: Sequence[Run]) -> Table | None:
-    uruns = [r for r in runs if isinstance(r, UsedVsNewRun)]
-    if not uruns:
-        return None
-    table = Table("summary-used-vs-new", ["Run", "State", "MB/s", "IOPS"])
-    for run in uruns:
-        for state, mb_s, iops in zip(run.states, run.mb_s, run.iops):
-            table.rows.append([Cell(run.name), Cell(state), number_cell(mb_s, ".1f"), number_cell(iops, ",.0f")])
     return table
 
 

@@ -20,6 +20,7 @@ from ssdlab.scenarios.base import Opt, Scenario, SweepEntry
 __all__ = ["MODULES", "Opt", "Scenario", "SweepEntry", "all_scenarios", "get"]
 
 MODULES = (
+    "ssdlab.scenarios.used_vs_new",
     "ssdlab.scenarios.wa",
 )
 """The scenario modules, in the order commands, sweeps and report sections list them."""

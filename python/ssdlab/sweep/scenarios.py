@@ -464,50 +464,6 @@ register(
 )
 
 
-# used-vs-new
-
-
-def _run_used_vs_new(options: Dict[str, Any]) -> Any:
-    from ssdlab.procedures import used_vs_new
-
-    kwargs = _api_kwargs(options, {"test_span": "test_span", "duration": "duration_s", "qd": "qd",
-                                   "os_pct": "os_pct", "seed": "seed"})
-    return used_vs_new(drive_config(options), **kwargs)
-
-
-def _used_vs_new_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    states = {r.get("state"): r for r in s.get("states") or []}
-    clean = (states.get("clean") or {}).get("mb_s")
-    for state, prefix in (("clean", "clean"), ("used", "used"), ("used after TRIM", "trimmed")):
-        row = states.get(state) or {}
-        figures[f"{prefix}_mb_s"] = row.get("mb_s")
-        figures[f"{prefix}_iops"] = row.get("iops")
-        figures[f"{prefix}_write_amplification"] = row.get("write_amplification")
-        if prefix != "clean":
-            mb_s = row.get("mb_s")
-            figures[f"{prefix}_pct_of_clean"] = 100.0 * mb_s / clean if clean and mb_s is not None else None
-    return figures
-
-
-register(
-    Scenario(
-        name="used-vs-new",
-        options=DRIVE_OPTIONS
-        + (
-            Option("test_span", CliValue("used-vs-new", "test_span", "size"), "size"),
-            Option("duration", CliValue("used-vs-new", "duration"), "number"),
-            Option("qd", CliValue("used-vs-new", "qd", "whole"), "number"),
-            Option("os_pct", CliValue("used-vs-new", "os_pct"), "number"),
-        ),
-        run=_run_used_vs_new,
-        figures=_used_vs_new_figures,
-        metrics=(("used_pct_of_clean", "used, % of clean"), ("used_mb_s", "used, MB/s")),
-        prepare=_prepare_drive,
-    )
-)
-
-
 # saturation
 
 
