@@ -14,7 +14,7 @@ import pytest
 import ssdlab
 from ssdlab import procedures
 from ssdlab.cli import main
-from ssdlab.results import SATURATION_COLUMNS, SATURATION_FILES, SaturationResult
+from ssdlab.scenarios.saturation import COLUMNS as SATURATION_COLUMNS, FILES as SATURATION_FILES, SaturationResult
 
 CACHED = ("tlc-dynamic-cache", "qlc-hybrid-cache")
 SIZE = "16GB"
@@ -159,7 +159,7 @@ def test_the_tlc_preset_folds_while_it_writes_then_runs_at_the_native_rate() -> 
 def test_saturation_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                            capsys: pytest.CaptureFixture[str]) -> None:
     from ssdlab.report import build_report, load_runs
-    from ssdlab.report.load import SaturationRun
+    from ssdlab.scenarios.saturation import SaturationRun
 
     monkeypatch.chdir(tmp_path)
     assert main(["saturation", "--drive", "qlc-hybrid-cache", "--capacity", SIZE, "--idle-minutes", "1",

@@ -24,13 +24,13 @@ _NAMES = {
     "preset_names": "ssdlab.config",
     "SsdlabError": "ssdlab.errors",
     "hdtach": "ssdlab.procedures",
-    "saturation": "ssdlab.procedures",
+    "saturation": "ssdlab.scenarios.saturation",
     "torture": "ssdlab.procedures",
     "used_vs_new": "ssdlab.scenarios.used_vs_new",
     "worst_case_wa": "ssdlab.scenarios.wa",
     "ConsistencyResult": "ssdlab.results",
     "HdtachResult": "ssdlab.results",
-    "SaturationResult": "ssdlab.results",
+    "SaturationResult": "ssdlab.scenarios.saturation",
     "UsedVsNewResult": "ssdlab.scenarios.used_vs_new",
     "WorstCaseWaResult": "ssdlab.scenarios.wa",
     "Simulator": "ssdlab.simulate",
@@ -48,9 +48,10 @@ if TYPE_CHECKING:
     from ssdlab._core import __version__
     from ssdlab.config import DriveConfig, load_preset, preset_names
     from ssdlab.errors import SsdlabError
-    from ssdlab.procedures import hdtach, saturation, torture
+    from ssdlab.procedures import hdtach, torture
     from ssdlab.replay import ReplayResult
-    from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult
+    from ssdlab.results import ConsistencyResult, HdtachResult
+    from ssdlab.scenarios.saturation import SaturationResult, saturation
     from ssdlab.scenarios.used_vs_new import UsedVsNewResult, used_vs_new
     from ssdlab.scenarios.wa import WorstCaseWaResult, worst_case_wa
     from ssdlab.simulate import Simulator, StepResult, consistency

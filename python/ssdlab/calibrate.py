@@ -28,11 +28,12 @@ from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT
-from ssdlab.results import ConsistencyResult, HdtachResult, SaturationResult, write_file_atomically
+from ssdlab.results import ConsistencyResult, HdtachResult, write_file_atomically
 from ssdlab.simulate import consistency, consistency_steps
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:  # the results of scenarios that live in their own module (ssdlab.scenarios)
+    from ssdlab.scenarios.saturation import SaturationResult
     from ssdlab.scenarios.used_vs_new import UsedVsNewResult
 
 __all__ = ["Check", "Scorecard", "FULL_SIZE", "scorecard", "markdown_table", "update_doc"]
@@ -221,7 +222,7 @@ class _Runner:
             "torture": procedures.torture,
             "used-vs-new": scenario_api("used-vs-new"),
             "wa": scenario_api("wa"),
-            "saturation": procedures.saturation,
+            "saturation": scenario_api("saturation"),
         }
         function = functions[procedure]
         bars = self._progress(

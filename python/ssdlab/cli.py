@@ -24,7 +24,6 @@ from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
 from ssdlab.results import (
     CONSISTENCY_FILES,
     HDTACH_FILES,
-    SATURATION_FILES,
     HdtachResult,
     check_output_dir,
 )
@@ -540,85 +539,6 @@ def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float,
         _print_passes(result)
 
 
-def _share_pct(value: Any, what: str) -> float:
-    """A share of the drive in percent: above 0, at most 100."""
-    v = float(value)
-    if not (v == v and 0 < v <= 100):  # NaN fails the first test
-        raise SsdlabError(f"{what} must be above 0 and at most 100 percent, got {value!r}")
-    return v
-
-
-_SHARE = cv.Checked("pct", _share_pct)
-
-
-def _prefill_pct(value: Any, what: str) -> float:
-    """The prefill's share of the drive in percent: 0 or more, below 100."""
-    v = float(value)
-    if not (v == v and 0 <= v < 100):
-        raise SsdlabError(f"{what} must be at least 0 and below 100 percent, got {value!r}")
-    return v
-
-
-_PREFILL = cv.Checked("pct", _prefill_pct)
-
-
-@cli.command("saturation")
-@click.option("--pattern", type=click.Choice(["sequential", "random"]), default="sequential", show_default=True,
-              help="Write the drive in LBA order, or every block once in random order.")
-@click.option("--block-size", type=cv.block_size, default="128KiB", show_default=True, metavar="SIZE",
-              help="Request size (a multiple of 4 KiB).")
-@click.option("--qd", type=cv.queue_depth, default=_api_default(procedures.saturation, "qd"), show_default=True,
-              metavar="N", help="Queue depth.")
-@click.option("--fill-pct", type=_SHARE, default=100.0, show_default="100", metavar="PCT",
-              help="Percent of the drive the first write covers.")
-@click.option("--prefill-pct", type=_PREFILL, default=0.0, show_default="0", metavar="PCT",
-              help="Fill this percent of the drive first (unmeasured, then a day idle); the measured write covers "
-                   "the rest. A dynamic SLC cache is smaller on a fuller drive.")
-@click.option("--idle-minutes", type=cv.minutes(True), default=0.0, show_default="0", metavar="MINUTES",
-              help="Idle time after the write, then a second write to show the cache's recovery (0: neither).")
-@click.option("--after-idle-pct", type=_SHARE, default=10.0, show_default="10", metavar="PCT",
-              help="Size of the write after idle, percent of the drive (from its start).")
-@_sim_options
-def saturation_cmd(pattern: str, block_size: int, qd: int, fill_pct: float, prefill_pct: float, idle_minutes: float,
-                   after_idle_pct: float, drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
-                   op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], report: bool,
-                   quiet: bool) -> None:
-    """Write saturation: MB/s against GB written over a whole-drive write (the reviews' fill test).
-
-    Secure erase, then the whole drive (or --fill-pct of it) written once at QD --qd; on a drive
-    with an SLC cache the speed falls where the cache runs out. With --idle-minutes: that much idle
-    time, then a write of --after-idle-pct percent of the drive from its start, showing how much of
-    the cache came back. Writes saturation.csv (phase, gb_written, mb_s), summary.json (cache_gb,
-    mb_s_in_cache, mb_s_after_cache, mb_s_after_idle, user_capacity_bytes, ...) and saturation.png.
-    """
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"pattern": pattern, "block_size": block_size, "qd": qd, "fill_pct": fill_pct,
-               "prefill_pct": prefill_pct, "idle_minutes": idle_minutes, "after_idle_pct": after_idle_pct}
-    what = f"{format_size(block_size)} {pattern} writes at QD{qd} over "
-    if prefill_pct > 0:
-        what = f"{prefill_pct:g}% prefilled, then " + what + f"{min(fill_pct, 100 - prefill_pct):g}% more"
-    else:
-        what += "the whole drive" if fill_pct >= 100 else f"{fill_pct:g}% of it"
-    if idle_minutes > 0:
-        what += f", {idle_minutes:g} min idle, {after_idle_pct:g}% again"
-    result, path = _simulate(cfg, "saturation", options, what, out, quiet,
-                             lambda progress: procedures.saturation(cfg, seed=seed, progress=progress, **options),
-                             report)
-    if not _finish(result, path, report, quiet, SATURATION_FILES):
-        return
-    s = result.summary
-    if s["cache_gb"] is None:
-        click.echo(f"  no cliff: {s['mb_s_average']:,.0f} MB/s over {s['written_gb']:,.1f} GB "
-                   "(the speed never fell below half its start)")
-    else:
-        click.echo(f"  fast for {s['cache_gb']:,.1f} GB at {s['mb_s_in_cache']:,.0f} MB/s, then "
-                   f"{s['mb_s_after_cache']:,.0f} MB/s (average {s['mb_s_average']:,.0f} MB/s over "
-                   f"{s['written_gb']:,.1f} GB)")
-    if s["mb_s_after_idle"] is not None:
-        click.echo(f"  after {s['idle_minutes']:g} min idle: {s['recovered_gb']:,.1f} GB fast again, "
-                   f"{s['mb_s_after_idle']:,.0f} MB/s on average")
-    click.echo(f"  WA {s['write_amplification']:.3f} (folded {s['folded_gb']:,.1f} GB)   "
-               f"wall time {s['wall_seconds']:.1f}s")
 # -- replay ----------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,6 @@ __all__ = [
     "PASS_COLOURS",
     "consistency_figures",
     "hdtach_figure",
-    "saturation_figure",
 ]
 
 FIGSIZE = (10.0, 4.5)
@@ -37,7 +36,7 @@ _ZERO = "#d62728"
 _MEAN = "#444444"
 
 
-def _thousands(value: float, _pos: object = None) -> str:
+def thousands(value: float, _pos: object = None) -> str:
     if value <= 0:
         return "0"
     if value < 1:
@@ -45,7 +44,7 @@ def _thousands(value: float, _pos: object = None) -> str:
     return f"{value:,.0f}"
 
 
-def _new_figure(title: str, subtitle: str) -> tuple[Figure, Axes]:
+def new_figure(title: str, subtitle: str) -> tuple[Figure, Axes]:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -96,17 +95,17 @@ def _log_axis(ax: Axes, iops: np.ndarray) -> None:
     decades = np.log10(top / bottom)
     if decades < 0.8:  # a steady state within a factor of ~6: evenly chosen round numbers
         ax.yaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 2.5, 5, 10]))
-        ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        ax.yaxis.set_major_formatter(FuncFormatter(thousands))
         ax.yaxis.set_minor_locator(NullLocator())
         return
     # Narrow ranges get more labelled minor ticks than a run spanning many decades.
     labelled = {2, 3, 5} if decades < 1.5 else {2, 5}
     narrow = decades < 1.5
     ax.yaxis.set_major_locator(LogLocator(base=10))
-    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+    ax.yaxis.set_major_formatter(FuncFormatter(thousands))
     ax.yaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)) if narrow else (2.0, 5.0)))
     ax.yaxis.set_minor_formatter(
-        FuncFormatter(lambda v, _p: _thousands(v) if v >= 10 and _mantissa(v) in labelled else "")
+        FuncFormatter(lambda v, _p: thousands(v) if v >= 10 and _mantissa(v) in labelled else "")
     )
     ax.tick_params(axis="y", which="minor", labelsize=7, labelcolor="#666666")
     ax.grid(True, which="minor", color="#ececec", linewidth=0.6)
@@ -147,7 +146,7 @@ def consistency_figures(
     zoom = t >= zoom_start_s
     figures: Dict[str, Figure] = {}
 
-    fig, ax = _new_figure(title, subtitle)
+    fig, ax = new_figure(title, subtitle)
     _scatter(ax, t, y, log=True)
     _log_axis(ax, y)
     ax.set_xlim(0, end)
@@ -166,7 +165,7 @@ def consistency_figures(
     figures["iops_log.png"] = fig
 
     for name, log in (("steady_log.png", True), ("steady_linear.png", False)):
-        fig, ax = _new_figure(f"{title} · steady state", subtitle)
+        fig, ax = new_figure(f"{title} · steady state", subtitle)
         tz, yz = t[zoom], y[zoom]
         _scatter(ax, tz, yz, log=log)
         if log:
@@ -174,7 +173,7 @@ def consistency_figures(
         else:
             ax.set_ylim(0, max(float(yz.max(initial=0)), 1.0) * 1.1)
             ax.yaxis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10], integer=True))
-            ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+            ax.yaxis.set_major_formatter(FuncFormatter(thousands))
             ax.set_ylabel("IOPS")
         _mean_line(ax, steady_mean, zoom_start_s, end)
         ax.set_xlim(zoom_start_s, end)
@@ -225,7 +224,7 @@ def hdtach_figure(
     """HD Tach's write graph: MB/s (y, from 0) against position in % of the span (x, 0-100), one
     line per pass of `passes` (columns ``pass, position_pct, mb_s``). The legend shows each pass's
     average and its percentage of the clean pass, from `table` (``summary["passes"]``)."""
-    fig, ax = _new_figure(title, subtitle)
+    fig, ax = new_figure(title, subtitle)
     stats = {str(row["name"]): row for row in table}
     names = list(dict.fromkeys(passes["pass"].astype(str)))
     for i, name in enumerate(names):
@@ -265,52 +264,3 @@ def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="y", length=0, labelsize=10)
     return fig, ax
-
-
-# -- write saturation ------------------------------------------------------------------------------
-
-SATURATION_COLOURS = {"write": "#2563eb", "after idle": "#d97706"}
-
-
-def saturation_figure(curve: pd.DataFrame, summary: Mapping[str, Any], *, title: str, subtitle: str) -> Figure:
-    """The reviews' write-saturation chart: MB/s (y, from 0) against GB written (x) over the
-    whole-drive write, with the cache's end marked and the averages before and after it; the write
-    after idle, if any, as a second line from 0 GB (how much of the fast phase came back)."""
-    fig, ax = _new_figure(title, subtitle)
-    cache = summary.get("cache_gb")
-    for phase, colour in SATURATION_COLOURS.items():
-        rows = curve[curve["phase"].astype(str) == phase]
-        if rows.empty:
-            continue
-        x = np.concatenate([[0.0], rows["gb_written"].to_numpy(np.float64)])
-        y = rows["mb_s"].to_numpy(np.float64)
-        y = np.concatenate([y[:1], y])
-        if phase == "write":
-            label = f"whole-drive write: avg {mb_text(float(summary['mb_s_average']))} MB/s"
-        else:
-            after = summary.get("mb_s_after_idle")
-            label = f"after {summary.get('idle_minutes', 0):g} min idle"
-            if after is not None:
-                label += f": avg {mb_text(float(after))} MB/s, {float(summary.get('recovered_gb') or 0):,.1f} GB fast"
-        ax.step(x, y, where="pre", color=colour, linewidth=1.6, label=label, zorder=3 if phase == "write" else 4)
-    if cache is not None:
-        ax.axvline(float(cache), color="#64748b", linewidth=1.0, linestyle=(0, (4, 3)), zorder=2)
-        ax.annotate(
-            f"cache full after {float(cache):,.1f} GB\n{mb_text(float(summary['mb_s_in_cache']))} → "
-            f"{mb_text(float(summary['mb_s_after_cache'] or 0))} MB/s",
-            xy=(float(cache), float(summary["mb_s_in_cache"])),
-            xytext=(8, -4),
-            textcoords="offset points",
-            fontsize=8,
-            color="#334155",
-            va="top",
-        )
-    ax.set_xlim(0, float(summary["written_gb"]))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 10 else f"{v:g}"))
-    ax.set_xlabel("Data written (GB)")
-    ax.set_ylabel("Write speed (MB/s)")
-    mb_s_axis(ax, float(curve["mb_s"].max()) if len(curve) else 1.0)
-    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(2, len(handles)), fontsize=8, frameon=False)
-    return fig

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.results import HdtachResult, SaturationResult
+from ssdlab.results import HdtachResult
 from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
 from ssdlab.sizes import format_size, parse_size
 
@@ -31,7 +31,6 @@ __all__ = [
     "PROCEDURES",
     "hdtach",
     "procedure_steps",
-    "saturation",
     "torture",
 ]
 
@@ -128,27 +127,6 @@ def _torture_params(
     }
 
 
-_SATURATION_PATTERNS = ("sequential", "random")
-
-
-def _saturation_params(
-    pattern: Any, block_size: Any, qd: Any, fill_pct: Any, idle_minutes: Any, after_idle_pct: Any, points: Any,
-    prefill_pct: Any = 0.0,
-) -> Dict[str, Any]:
-    if pattern not in _SATURATION_PATTERNS:
-        raise SsdlabError(f"the saturation pattern must be sequential or random, got {pattern!r}")
-    return {
-        "pattern": pattern,
-        "block_bytes": parse_size(block_size, what="block size"),
-        "queue_depth": _whole(qd, "queue depth"),
-        "fill_pct": _number(fill_pct, "fill percentage"),
-        "prefill_pct": _number(prefill_pct, "prefill percentage"),
-        "idle_minutes": _number(idle_minutes, "idle minutes"),
-        "after_idle_pct": _number(after_idle_pct, "after-idle percentage"),
-        "points": _whole(points, "points"),
-    }
-
-
 # -- the core's step lists, for progress bars ------------------------------------------------------
 
 
@@ -212,15 +190,6 @@ def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]
                 history += f", {_minutes(minutes)} idle"
         if p["trim"]:
             steps += [{"step": "trim"}, run_step("hdtach:after TRIM")]
-        return steps
-    if name == "saturation":
-        steps = [{"step": "secure_erase"}]
-        if p.get("prefill_pct", 0) > 0 and int(user_bytes * p["prefill_pct"] / 100) >= p["block_bytes"]:
-            # a day of idle time after the prefill (scenario/saturation.rs: PREFILL_IDLE_S)
-            steps += [run_step("saturation:prefill"), {"step": "idle", "seconds": 86_400.0}]
-        steps.append(run_step("saturation:write"))
-        if p["idle_minutes"] > 0:
-            steps += [{"step": "idle", "seconds": p["idle_minutes"] * 60.0}, run_step("saturation:after idle")]
         return steps
     module = _module_procedure(name)
     if module is not None:
@@ -364,54 +333,9 @@ def torture(
     )
 
 
-def saturation(
-    config: Config = None,
-    *,
-    pattern: str = "sequential",
-    block_size: Union[int, str] = 128 * 1024,
-    qd: int = 32,
-    fill_pct: float = 100.0,
-    idle_minutes: float = 0.0,
-    after_idle_pct: float = 10.0,
-    points: int = 200,
-    prefill_pct: float = 0.0,
-    seed: int = 1,
-    progress: Progress = False,
-    label: Optional[str] = None,
-) -> SaturationResult:
-    """Write saturation, the reviews' whole-drive write: secure erase, then `fill_pct` percent of the
-    drive (default all of it) written once in `block_size` requests at queue depth `qd`, in order
-    (`pattern` ``"sequential"``, AnandTech's 128 KiB QD32) or every block once in random order
-    (``"random"``), recording MB/s against GB written in `points` points. On a drive with an SLC
-    cache the speed falls off a cliff where the cache runs out: ``cache_gb`` is the GB written before
-    it first fell below half the initial speed.
-
-    With `prefill_pct` > 0 the drive first gets that much data (sequential, not measured) and a day
-    of idle time, as a drive holding old data has; the measured write covers at most the rest of the
-    drive, from where the prefill ends, and a dynamic cache is smaller on the fuller drive.
-
-    With `idle_minutes` > 0: then that much idle time (the drive folds its cache) and a second
-    sequential write of `after_idle_pct` percent of the drive from its start, showing how much of
-    the fast phase came back (``mb_s_after_idle``, ``recovered_gb``). The default label is
-    ``"<drive> · write saturation"`` (``", P % full"`` after it with a prefill).
-    """
-    cfg = _resolve_config(config)
-    params = _saturation_params(pattern, block_size, qd, fill_pct, idle_minutes, after_idle_pct, points, prefill_pct)
-    seed = _check_seed(seed)
-    steps, core, wall = execute("saturation", cfg, params, seed, progress)
-    if label is None:
-        full = params["prefill_pct"]
-        label = f"{cfg.name} · write saturation" + (f", {full:g} % full" if full > 0 else "")
-    return SaturationResult.from_run(
-        label=label,
-        config=cfg, steps=steps, core_summary=core, params=params, seed=seed, wall_seconds=wall,
-    )
-
-
 _PROCEDURES: Dict[str, Tuple[Any, Any]] = {
     "hdtach": (hdtach, _hdtach_params),
     "torture": (torture, _torture_params),
-    "saturation": (saturation, _saturation_params),
 }
 
 
@@ -425,4 +349,8 @@ def __getattr__(name: str) -> Any:
         from ssdlab.scenarios import used_vs_new
 
         return getattr(used_vs_new, name)
+    if name == "saturation":
+        from ssdlab.scenarios.saturation import saturation
+
+        return saturation
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,14 +45,11 @@ __all__ = [
     "CONSISTENCY_FILES",
     "HDTACH_COLUMNS",
     "HDTACH_FILES",
-    "SATURATION_COLUMNS",
-    "SATURATION_FILES",
     "IOPS_COLUMNS",
     "SERIES_COLUMNS",
     "SUMMARY_KEYS",
     "ConsistencyResult",
     "HdtachResult",
-    "SaturationResult",
     "ResultStage",
     "check_output_dir",
     "write_file_atomically",
@@ -104,8 +101,6 @@ CONSISTENCY_FILES = ("iops.csv", "series.csv", "summary.json", *CHART_FILES)
 
 HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
 HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
-SATURATION_COLUMNS = ("phase", "gb_written", "mb_s")
-SATURATION_FILES = ("saturation.csv", "summary.json", "saturation.png")
 
 MIB = 2**20
 
@@ -254,7 +249,7 @@ def result_file_names() -> frozenset:
     from ssdlab.scenarios import all_scenarios
 
     modules = [name for entry in all_scenarios() for name in entry.files]
-    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *modules, *SATURATION_FILES,
+    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *modules,
                       *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
@@ -875,134 +870,8 @@ def _pct(value: Any) -> str:
     return "n/a" if value is None else f"{value:.0f}% of clean"
 
 
-class SaturationResult(ProcedureResult):
-    """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
-    optionally a write after idle time (docs/results.md, section *saturation*).
-
-    Attributes:
-        curve: DataFrame ``phase, gb_written, mb_s``: one row per point of each write (``write``,
-            then ``after idle``); `gb_written` is the GB (10^9 bytes) written in that write at the
-            end of the point, `mb_s` the speed over the point.
-        summary: the figures of ``summary.json``: ``cache_gb`` (GB written before the speed first
-            fell below half the initial speed; None if it never did), ``mb_s_in_cache``,
-            ``mb_s_after_cache``, ``mb_s_after_idle``, ``recovered_gb``, ``user_capacity_bytes``, ...
-        config, steps: as for `HdtachResult`.
-    """
-
-    SCENARIOS = ("saturation",)
-    FILES = SATURATION_FILES
-
-    def __init__(
-        self,
-        curve: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.curve = curve
-        super().__init__(summary, config=config, steps=steps)
-
-    def __repr__(self) -> str:
-        s = self.summary
-        cache = "no cliff" if s["cache_gb"] is None else f"cache {s['cache_gb']:.1f} GB"
-        return f"<SaturationResult {self.label!r}: {cache}, {s['mb_s_in_cache']:.0f} MB/s in cache>"
-
-    @property
-    def cache_gb(self) -> Optional[float]:
-        """GB written before the speed first fell below half the initial speed (None: never)."""
-        v = self.summary["cache_gb"]
-        return None if v is None else float(v)
-
-    @classmethod
-    def from_run(
-        cls,
-        *,
-        label: str,
-        config: DriveConfig,
-        steps: List[StepResult],
-        core_summary: Dict[str, Any],
-        params: Dict[str, Any],
-        seed: int,
-        wall_seconds: float,
-    ) -> SaturationResult:
-        """Assembles the result of a finished run (see `ssdlab.procedures.saturation`)."""
-        import pandas as pd
-
-        frames = []
-        for phase, key in (("write", "curve"), ("after idle", "after_idle_curve")):
-            points = core_summary[key]
-            if points:
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "phase": phase,
-                            "gb_written": [float(p["gb_written"]) for p in points],
-                            "mb_s": [float(p["mb_s"]) for p in points],
-                        }
-                    )
-                )
-        if not frames:
-            raise SsdlabError("the saturation run returned no curve")
-        curve = pd.concat(frames, ignore_index=True)
-        summary = procedure_summary(
-            scenario="saturation", label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
-        )
-        cache = config.ftl.slc_cache
-        summary["cell"] = config.geometry.cell
-        summary["slc_cache"] = None if cache is None else cache.model_dump()
-        for key in (
-            "written_gb",
-            "cache_gb",
-            "mb_s_initial",
-            "mb_s_in_cache",
-            "mb_s_after_cache",
-            "mb_s_average",
-            "mb_s_after_idle",
-            "recovered_gb",
-            "write_amplification",
-            "slc_written_gb",
-            "folded_gb",
-        ):
-            summary[key] = core_summary[key]
-        summary["user_capacity_bytes"] = core_summary["user_capacity_bytes"]
-        return cls(curve, plain(summary), config=config, steps=steps)
-
-    @classmethod
-    def load(cls, directory: PathLike) -> SaturationResult:
-        """Reads a saved saturation result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        curve = read_csv(d, "saturation.csv", SATURATION_COLUMNS, finite=("gb_written", "mb_s"))
-        curve["phase"] = curve["phase"].astype(str)
-        return cls(curve, summary)
-
-    def subtitle(self) -> str:
-        s = self.summary
-        what = "sequential" if s.get("pattern", "sequential") == "sequential" else "random"
-        how = f"{format_size(int(s['block_bytes']))} {what} writes at QD{s['queue_depth']} over "
-        prefill = s.get("prefill_pct") or 0
-        if prefill:
-            how += f"the {100 - prefill:g}% left after a {prefill:g}% prefill" if s.get("fill_pct", 100) >= 100 - prefill \
-                else f"{s['fill_pct']:g}% of the drive after a {prefill:g}% prefill"
-        else:
-            how += "the whole drive" if s.get("fill_pct", 100) >= 100 else f"{s['fill_pct']:g}% of the drive"
-        if s.get("idle_minutes"):
-            how += f", {s['idle_minutes']:g} min idle, then {s['after_idle_pct']:g}% again"
-        return subtitle(s, how)
-
-    def charts(self) -> Dict[str, Figure]:
-        """``saturation.png``: MB/s against GB written, the cliff and the write after idle."""
-        from ssdlab.plots import saturation_figure
-
-        figure = saturation_figure(self.curve, self.summary, title=self.label, subtitle=self.subtitle())
-        return {"saturation.png": figure}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
-
-
 _USED_VS_NEW = {"UsedVsNewResult": "UsedVsNewResult", "USED_VS_NEW_COLUMNS": "COLUMNS", "USED_VS_NEW_FILES": "FILES"}
+_SATURATION = {"SaturationResult": "SaturationResult", "SATURATION_COLUMNS": "COLUMNS", "SATURATION_FILES": "FILES"}
 
 
 def __getattr__(name: str) -> Any:
@@ -1016,4 +885,8 @@ def __getattr__(name: str) -> Any:
         from ssdlab.scenarios import used_vs_new
 
         return getattr(used_vs_new, _USED_VS_NEW[name])
+    if name in _SATURATION:
+        from ssdlab.scenarios import saturation
+
+        return getattr(saturation, _SATURATION[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, consistency_charts, hdtach_chart, saturation_chart
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, SsdlabError, load_runs
+from .charts import Chart, consistency_charts, hdtach_chart
+from .load import ConsistencyRun, HdtachRun, Run, SsdlabError, load_runs
 from .page import Section, render
-from .tables import Table, consistency_table, hdtach_table, saturation_table
+from .tables import Table, consistency_table, hdtach_table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -134,26 +134,12 @@ def _hdtach_sections(runs: Sequence[Run]) -> list[Section]:
     return [Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])]
 
 
-def _saturation_sections(runs: Sequence[Run]) -> list[Section]:
-    sat = saturation_chart(runs)
-    if not sat:
-        return []
-    lede = (
-        "The whole-drive write of today's reviews: a secure-erased drive written once over, MB/s against GB "
-        "written. On a drive with an SLC cache the speed falls where the cache runs out (dashed line); a write "
-        "after idle time shows how much of the cache came back."
-    )
-    table = saturation_table(runs)
-    return [Section("saturation", "Write saturation", lede, [sat, *([table] if table else [])])]
-
-
 SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
 """The order of the report's sections, by the scenario that gives them."""
 
 _LEGACY_SECTIONS = {
     "consistency": _consistency_sections,
     "hdtach": _hdtach_sections,
-    "saturation": _saturation_sections,
 }
 """The sections of the scenarios that do not live in their own module yet (ssdlab.scenarios)."""
 
@@ -202,4 +188,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["ConsistencyRun", "HdtachRun", "SaturationRun", "SsdlabError"]
+__all__ += ["ConsistencyRun", "HdtachRun", "SsdlabError"]

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Pass, Run, SaturationRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Pass, Run, spare_label
 
 __all__ = [
     "ALL_PASSES",
@@ -26,7 +26,6 @@ __all__ = [
     "consistency_charts",
     "drive_keys",
     "hdtach_chart",
-    "saturation_chart",
 ]
 
 #: Colours by drive, in the order drives first appear (colour-blind-friendly where it matters).
@@ -368,84 +367,3 @@ def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
                 }
             )
     return Chart("hdtach", specs, rows, keys)
-
-
-# --- write amplification -------------------------------------------------------------------------
-
-
-
-
-# --- write saturation ----------------------------------------------------------------------------
-
-
-def saturation_chart(runs: Sequence[Run]) -> Chart | None:
-    """MB/s against GB written, one spec per run (a button each), like the reviews' whole-drive
-    write: the first write, the write after idle if there was one, and a dashed line where the
-    speed first fell below half its start (the cache ran out)."""
-    sruns = [r for r in runs if isinstance(r, SaturationRun)]
-    if not sruns:
-        return None
-    names = [r.drive for r in sruns]
-    if len(set(names)) < len(names):
-        names = [r.name for r in sruns]
-    top = nice_ceiling(max(max(ys, default=0.0) for r in sruns for _, ys in r.phases.values()) * 1.1)
-    specs = []
-    for run in sruns:
-        data = []
-        for i, (phase, (xs, ys)) in enumerate(run.phases.items()):
-            label = {"write": "whole-drive write", "after idle": "after idle"}.get(phase, phase)
-            if phase == "after idle" and run.figure("idle_minutes"):
-                label = f"after {run.figure('idle_minutes'):g} min idle"
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": label,
-                    "x": list(xs),
-                    "y": list(ys),
-                    "line": {"color": PASS_COLOURS[(i + 2) % len(PASS_COLOURS)], "width": 2, "shape": "hv"},
-                    "hovertemplate": f"{chart_text(label)}<br>%{{x:,.1f}} GB written: <b>%{{y:,.0f}} MB/s</b><extra></extra>",
-                }
-            )
-        cache = run.figure("cache_gb")
-        average = run.figure("mb_s_average") or 0.0
-        if cache is None:
-            sub = f"no cliff: {average:,.0f} MB/s on average over {run.figure('written_gb') or 0:,.1f} GB"
-        else:
-            after = run.figure("mb_s_after_cache")
-            sub = (
-                f"fast for {cache:,.1f} GB at {run.figure('mb_s_in_cache') or 0:,.0f} MB/s, then "
-                f"{after or 0:,.0f} MB/s; average {average:,.0f} MB/s"
-            )
-        prefill = run.figure("prefill_pct")
-        if prefill:
-            sub += f" (after a {prefill:g}% prefill)"
-        shapes = []
-        if cache is not None:
-            shapes.append(
-                {
-                    "type": "line",
-                    "x0": cache,
-                    "x1": cache,
-                    "y0": 0,
-                    "y1": 1,
-                    "yref": "paper",
-                    "line": {"color": AXIS, "dash": "dash", "width": 1.5},
-                }
-            )
-        specs.append(
-            {
-                "data": data,
-                "layout": chart_layout(
-                    chart_title(run.name, sub),
-                    chart_axis("Data written (GB)", rangemode="tozero"),
-                    chart_axis("Write speed (MB/s)", range=[0, top]),
-                    showlegend=len(data) > 1,
-                    hovermode="closest",
-                    shapes=shapes,
-                ),
-            }
-        )
-    rows = [("Drive", names)] if len(sruns) > 1 else []
-    keys = [(i,) for i in range(len(sruns))] if rows else []
-    return Chart("saturation", specs, rows, keys)

@@ -28,7 +28,6 @@ __all__ = [
     "HdtachRun",
     "Pass",
     "Run",
-    "SaturationRun",
     "SsdlabError",
     "expand_run_dirs",
     "load_run",
@@ -214,26 +213,7 @@ class HdtachRun(Run):
             )
 
 
-@dataclass
-class SaturationRun(Run):
-    """A write-saturation run: MB/s against GB written, per phase (``write``, ``after idle``)."""
-
-    scenario_names = ("saturation",)
-    kind = "saturation"
-    phases: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
-
-    def _read(self) -> None:
-        self._require("cache_gb", "mb_s_in_cache", "mb_s_average", "written_gb")
-        frame = self._csv("saturation.csv", ("phase", "gb_written", "mb_s"), ("gb_written", "mb_s"))
-        if frame.empty:
-            raise SsdlabError(f"{self.path / 'saturation.csv'}: no rows")
-        frame["phase"] = frame["phase"].astype(str)
-        for name in dict.fromkeys(frame["phase"]):  # run order, as in the CSV
-            rows = frame[frame["phase"] == name]
-            self.phases[name] = (rows["gb_written"].tolist(), rows["mb_s"].tolist())
-
-
-for _cls in (ConsistencyRun, HdtachRun, SaturationRun):
+for _cls in (ConsistencyRun, HdtachRun):
     for _name in _cls.scenario_names:
         SCENARIOS[_name] = _cls
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Run, SaturationRun, spare_label
+from .load import ConsistencyRun, HdtachRun, Run, spare_label
 
-__all__ = ["Cell", "Table", "consistency_table", "hdtach_table", "saturation_table"]
+__all__ = ["Cell", "Table", "consistency_table", "hdtach_table"]
 
 MISSING = "—"
 
@@ -102,32 +102,4 @@ def hdtach_table(runs: Sequence[Run]) -> Table | None:
                 [Cell(run.name), Cell(p.name), number_cell(p.avg_mb_s, ".1f"), number_cell(p.min_mb_s, ".1f"),
                  number_cell(p.pct_of_clean, ".0f")]
             )
-    return table
-
-
-def saturation_table(runs: Sequence[Run]) -> Table | None:
-    sruns = [r for r in runs if isinstance(r, SaturationRun)]
-    if not sruns:
-        return None
-    table = Table(
-        "summary-saturation",
-        ["Run", "Cache GB", "In cache MB/s", "After cache MB/s", "Average MB/s", "After idle MB/s", "WA"],
-        notes={
-            "Cache GB": "GB written before the speed first fell below half its start",
-            "Average MB/s": "the whole first write (TechPowerUp's average to fill)",
-            "WA": "NAND writes ÷ host writes over the first write (folded data is written twice)",
-        },
-    )
-    for run in sruns:
-        table.rows.append(
-            [
-                Cell(run.name),
-                number_cell(run.figure("cache_gb"), ",.1f"),
-                number_cell(run.figure("mb_s_in_cache"), ",.0f"),
-                number_cell(run.figure("mb_s_after_cache"), ",.0f"),
-                number_cell(run.figure("mb_s_average"), ",.0f"),
-                number_cell(run.figure("mb_s_after_idle"), ",.0f"),
-                number_cell(run.figure("write_amplification"), ".3f"),
-            ]
-        )
     return table

@@ -22,6 +22,7 @@ __all__ = ["MODULES", "Opt", "Scenario", "SweepEntry", "all_scenarios", "get"]
 MODULES = (
     "ssdlab.scenarios.used_vs_new",
     "ssdlab.scenarios.wa",
+    "ssdlab.scenarios.saturation",
 )
 """The scenario modules, in the order commands, sweeps and report sections list them."""
 

@@ -464,53 +464,6 @@ register(
 )
 
 
-# saturation
-
-
-def _pattern(value: Any, spec_dir: Path) -> str:
-    if value not in ("sequential", "random"):
-        raise BadValue('must be "sequential" or "random"')
-    return str(value)
-
-
-def _run_saturation(options: Dict[str, Any]) -> Any:
-    from ssdlab.procedures import saturation
-
-    kwargs = _api_kwargs(options, {"pattern": "pattern", "block_size": "block_size", "qd": "qd",
-                                   "fill_pct": "fill_pct", "idle_minutes": "idle_minutes",
-                                   "after_idle_pct": "after_idle_pct", "seed": "seed"})
-    return saturation(drive_config(options), **kwargs)
-
-
-def _saturation_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    for key in ("cache_gb", "mb_s_in_cache", "mb_s_after_cache", "mb_s_average", "mb_s_after_idle", "recovered_gb",
-                "write_amplification", "folded_gb"):
-        figures[key] = s.get(key)
-    return figures
-
-
-register(
-    Scenario(
-        name="saturation",
-        options=DRIVE_OPTIONS
-        + (
-            Option("pattern", _pattern),
-            Option("block_size", CliValue("saturation", "block_size", "size"), "size"),
-            Option("qd", CliValue("saturation", "qd", "whole"), "number"),
-            Option("fill_pct", CliValue("saturation", "fill_pct"), "number"),
-            Option("idle_minutes", CliValue("saturation", "idle_minutes"), "number"),
-            Option("after_idle_pct", CliValue("saturation", "after_idle_pct"), "number"),
-        ),
-        run=_run_saturation,
-        figures=_saturation_figures,
-        metrics=(("cache_gb", "SLC cache, GB"), ("mb_s_after_cache", "MB/s after the cache")),
-        prepare=_prepare_drive,
-        reportable=False,
-    )
-)
-
-
 # fio with a job file
 
 
