@@ -14,7 +14,7 @@ from typing import List
 import pytest
 
 import ssdlab
-from ssdlab.results import CONSISTENCY_FILES
+from ssdlab.scenarios.consistency_result import CONSISTENCY_FILES
 
 SMALL = ["--capacity", "2GiB"]
 

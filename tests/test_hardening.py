@@ -30,6 +30,7 @@ from ssdlab.fio import jobfile as jf
 from ssdlab.fio.safety import Target
 from ssdlab.fio.planner import plan as make_plan
 from ssdlab.results import ResultStage
+from ssdlab.scenarios import command as scenario_command
 
 SSDLAB = [sys.executable, "-m", "ssdlab"]
 GIB = 2**30
@@ -84,7 +85,7 @@ def stop_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
     def first_call(self: Any, step: int, fraction: float, sim_seconds: float) -> bool:
         raise Accepted()
 
-    monkeypatch.setattr(cli._Progress, "__call__", first_call)
+    monkeypatch.setattr(scenario_command.Progress, "__call__", first_call)  # every command's progress
 
 
 # -- CLI values ---------------------------------------------------------------------------------------

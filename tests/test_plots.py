@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ssdlab.plots import DPI, FIGSIZE, LOG_FLOOR, consistency_figures
+from ssdlab.plots import DPI, FIGSIZE
+from ssdlab.scenarios.consistency_result import LOG_FLOOR, consistency_figures
 
 
 def _iops(values: list) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.report_runs import consistency_run, review_set
 from ssdlab.report import build_report, load_runs
-from ssdlab.report.load import ConsistencyRun
+from ssdlab.scenarios.consistency_report import ConsistencyRun
 
 SMALL = ["--capacity", "2GiB", "--duration", "20"]
 

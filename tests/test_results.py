@@ -11,7 +11,8 @@ import pytest
 
 import ssdlab
 from ssdlab import results
-from ssdlab.results import CONSISTENCY_FILES, IOPS_COLUMNS, SERIES_COLUMNS, SUMMARY_KEYS, check_output_dir
+from ssdlab.results import check_output_dir
+from ssdlab.scenarios.consistency_result import CONSISTENCY_FILES, IOPS_COLUMNS, SERIES_COLUMNS, SUMMARY_KEYS
 
 
 def _entries(directory: Path) -> set:

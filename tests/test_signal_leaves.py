@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.results import CONSISTENCY_FILES
+from ssdlab.scenarios.consistency_result import CONSISTENCY_FILES
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -10,9 +10,14 @@ import pandas as pd
 import pytest
 
 import ssdlab
-from ssdlab.results import burst_seconds
-from ssdlab.results import IOPS_COLUMNS, LATENCY_KEYS, SERIES_COLUMNS, SUMMARY_KEYS
-from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency_steps
+from ssdlab.scenarios.consistency import CONSISTENCY_DEFAULTS, consistency_steps
+from ssdlab.scenarios.consistency_result import (
+    IOPS_COLUMNS,
+    LATENCY_KEYS,
+    SERIES_COLUMNS,
+    SUMMARY_KEYS,
+    burst_seconds,
+)
 
 
 def test_defaults_come_from_the_core() -> None:

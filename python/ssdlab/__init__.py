@@ -28,14 +28,14 @@ _NAMES = {
     "torture": "ssdlab.procedures",
     "used_vs_new": "ssdlab.scenarios.used_vs_new",
     "worst_case_wa": "ssdlab.scenarios.wa",
-    "ConsistencyResult": "ssdlab.results",
+    "ConsistencyResult": "ssdlab.scenarios.consistency",
     "HdtachResult": "ssdlab.results",
     "SaturationResult": "ssdlab.scenarios.saturation",
     "UsedVsNewResult": "ssdlab.scenarios.used_vs_new",
     "WorstCaseWaResult": "ssdlab.scenarios.wa",
     "Simulator": "ssdlab.simulate",
     "StepResult": "ssdlab.simulate",
-    "consistency": "ssdlab.simulate",
+    "consistency": "ssdlab.scenarios.consistency",
     "ReplayResult": "ssdlab.replay",
 }
 # `sweep` and `replay` are packages you can call (`ssdlab.sweep(spec, out)`,
@@ -50,11 +50,12 @@ if TYPE_CHECKING:
     from ssdlab.errors import SsdlabError
     from ssdlab.procedures import hdtach, torture
     from ssdlab.replay import ReplayResult
-    from ssdlab.results import ConsistencyResult, HdtachResult
+    from ssdlab.results import HdtachResult
+    from ssdlab.scenarios.consistency import ConsistencyResult, consistency
     from ssdlab.scenarios.saturation import SaturationResult, saturation
     from ssdlab.scenarios.used_vs_new import UsedVsNewResult, used_vs_new
     from ssdlab.scenarios.wa import WorstCaseWaResult, worst_case_wa
-    from ssdlab.simulate import Simulator, StepResult, consistency
+    from ssdlab.simulate import Simulator, StepResult
 
 
 def __getattr__(name: str) -> "Any":

@@ -28,8 +28,8 @@ from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT
-from ssdlab.results import ConsistencyResult, HdtachResult, write_file_atomically
-from ssdlab.simulate import consistency, consistency_steps
+from ssdlab.results import HdtachResult, write_file_atomically
+from ssdlab.scenarios.consistency import ConsistencyResult, consistency, consistency_steps
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:  # the results of scenarios that live in their own module (ssdlab.scenarios)

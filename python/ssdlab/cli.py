@@ -17,30 +17,26 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import click
 
-from ssdlab import __version__, cli_values as cv, preload, procedures
+from ssdlab import __version__, cli_values as cv, procedures
 from ssdlab.config import GC_POLICIES, load_preset, preset_names
 from ssdlab.errors import SsdlabError
-from ssdlab.fio.cli import consistency_on_device_cmd, fio_cmd
+from ssdlab.fio.cli import fio_cmd
 from ssdlab.results import (
-    CONSISTENCY_FILES,
     HDTACH_FILES,
     HdtachResult,
     check_output_dir,
 )
-from ssdlab.progress import StepBars
 from ssdlab.scenarios import all_scenarios
 from ssdlab.scenarios.command import (
-    Progress as _Progress,
     default_out as _default_out,
     finish as _finish,
     header as _header,
+    latency_text as _latency,
     pct_text as _pct_text,
-    save as _save,
     sim_config as _sim_config,
     simulate as _simulate,
 )
 from ssdlab.report import write_report
-from ssdlab.simulate import CONSISTENCY_DEFAULTS, consistency, consistency_steps
 from ssdlab.sizes import format_size
 
 __all__ = ["cli", "main"]
@@ -100,165 +96,6 @@ def drives() -> None:
     for r in rows:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
         click.echo("  ".join(cells + [r[-1]]))
-
-
-# -- consistency -----------------------------------------------------------------------------------
-
-
-def _latency(us: float) -> str:
-    if us >= 1_000_000:
-        return f"{us / 1e6:.2f} s"
-    if us >= 1000:
-        return f"{us / 1000:.1f} ms"
-    return f"{us:.0f} µs"
-
-
-_D = CONSISTENCY_DEFAULTS
-
-
-@cli.command("consistency")
-@click.option("--drive", metavar="NAME", help=f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]")
-@click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
-@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB; keeps the dies and scales their size.")
-@click.option(
-    "--op",
-    type=cv.op,
-    metavar="FRACTION",
-    help="Over-provisioning, physical/user - 1 (e.g. 0.28); keeps the NAND, so the user capacity shrinks "
-    "(with --capacity: that capacity at this OP).",
-)
-@click.option(
-    "--spare-area",
-    type=cv.percent(),
-    default=_D.spare_area_pct,
-    metavar="PCT",
-    help=f"Percent of the user space left unwritten (extra spare area). [default: {_D.spare_area_pct:g}]",
-)
-@click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]")
-@click.option("--qd", type=cv.queue_depth, default=_D.queue_depth, show_default=True, metavar="N", help="Queue depth.")
-@click.option(
-    "--duration",
-    type=cv.duration,
-    default=_D.duration_s,
-    metavar="SECONDS",
-    help=f"Simulated seconds of random writes. [default: {_D.duration_s:g}]",
-)
-@click.option(
-    "--block-size",
-    type=cv.block_size,
-    default=_D.block_bytes,
-    metavar="SIZE",
-    help=f"Random-write request size. [default: {format_size(_D.block_bytes)}]",
-)
-@click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result.")
-@click.option(
-    "--out",
-    metavar="DIR",
-    help="Result directory (see docs/results.md). [default: runs/consistency-<drive>-<timestamp>]",
-)
-@click.option(
-    "--report",
-    is_flag=True,
-    help="Also write an interactive HTML report of the run to DIR/report.html (see `ssdlab report`).",
-)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary.")
-@click.option(
-    "--device",
-    metavar="PATH",
-    help="Run on a real block device or regular file through fio instead of a simulated drive. DESTRUCTIVE.",
-)
-@click.option("--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file.")
-@click.option(
-    "--force-signatures",
-    is_flag=True,
-    help="With --device: overwrite even a device or file that carries a filesystem or partition table.",
-)
-@click.pass_context
-def consistency_cmd(
-    ctx: click.Context,
-    drive: Optional[str],
-    drive_file: Optional[str],
-    capacity: Optional[int],
-    op: Optional[float],
-    spare_area: float,
-    gc: Optional[str],
-    qd: int,
-    duration: float,
-    block_size: int,
-    seed: int,
-    out: Optional[str],
-    report: bool,
-    quiet: bool,
-    device: Optional[str],
-    yes_destroy_data: bool,
-    force_signatures: bool,
-) -> None:
-    """The performance-consistency test: secure erase, sequential fill, then random writes.
-
-    Writes iops.csv, series.csv, summary.json and three charts (whole run on a log scale, the
-    steady-state zoom on log and linear scales) to the result directory.
-
-    With --device, the same procedure runs on a real block device or file through fio (blkdiscard
-    or hole punching for the erase); it refuses mounted or in-use devices, needs
-    --yes-destroy-data to overwrite anything, and --force-signatures to overwrite a filesystem or
-    partition table. --capacity then sizes a new file, or limits the test to the first SIZE bytes.
-    """
-    if device is not None:
-        if report:  # consistency_on_device_cmd does not hand back its result directory yet
-            raise click.UsageError("--report is not available with --device yet: run `ssdlab report DIR -o FILE` after")
-        consistency_on_device_cmd(
-            ctx,
-            device=device,
-            capacity=capacity,
-            spare_area=spare_area,
-            qd=qd,
-            duration=duration,
-            block_size=block_size,
-            out=out,
-            quiet=quiet,
-            yes_destroy_data=yes_destroy_data,
-            force_signatures=force_signatures,
-        )
-        return
-    if yes_destroy_data or force_signatures:
-        raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name), "consistency")
-    params = {"spare_area_pct": spare_area, "duration_s": duration, "qd": qd, "block_size": block_size}
-    progress: Any = False
-    if not quiet:
-        d = cfg.describe()
-        header = (
-            f"ssdlab: {cfg.name}, {format_size(d['user_capacity_bytes'])} user, {100 * d['op']:.1f}% OP, "
-            f"{cfg.ftl.gc_policy} GC: {duration:g} s of {format_size(block_size)} random writes at QD{qd}, "
-            f"{spare_area:g}% spare area"
-        )
-        progress = _Progress(header, StepBars(consistency_steps(cfg, **params)))
-    preload.start()
-    try:
-        result = consistency(cfg, seed=seed, progress=progress, **params)
-    finally:
-        if progress:
-            progress.bars.close()
-    path = _save(result, out_dir, report)
-    page = path / "report.html" if report else None
-    if quiet:
-        return
-    s = result.summary
-    click.echo(f"Results in {path}{os.sep}: {', '.join(CONSISTENCY_FILES)}")
-    click.echo(f"  {s['label']}")
-    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the burst, cliff at {s['burst_s']:,.0f} s)")
-    click.echo(
-        f"  steady IOPS    {s['iops_steady_mean']:>10,.0f}   (mean from {s['zoom_start_s']:,.0f} s; "
-        f"min {s['iops_steady_min']:,})"
-    )
-    click.echo(
-        f"  write ampl.    {s['write_amplification']:>10.2f}   (steady state {s['steady_write_amplification']:.2f})"
-    )
-    click.echo(f"  latency p99    {_latency(s['latency_us']['p99']):>10}   (max {_latency(s['latency_us']['max'])})")
-    click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.0f} simulated s)")
-    if page is not None:
-        click.echo(f"Report in {page}")
 
 
 # -- hdtach, torture, used-vs-new, wa --------------------------------------------------------------

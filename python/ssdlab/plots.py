@@ -1,5 +1,7 @@
-"""Charts of results, in the style of the reviews: AnandTech's performance-consistency scatter
-plots, HD Tach's write graph, and the reviews' bar charts (used vs new, worst-case WA).
+"""Charts of results, in the style of the reviews: HD Tach's write graph and the reviews' bar charts
+(used vs new, worst-case WA), and what the scenario modules' charts share (`new_figure`,
+`thousands`, `bar_figure`, `mb_s_axis`); the performance-consistency scatter plots live in
+`ssdlab.scenarios.consistency_result`.
 
 Figures are built with `matplotlib.figure.Figure` and rendered by the Agg canvas directly, so
 importing this module never touches pyplot's global backend or opens a window.
@@ -7,36 +9,29 @@ importing this module never touches pyplot's global backend or opens a window.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 __all__ = [
     "DPI",
     "FIGSIZE",
-    "LOG_FLOOR",
     "PASS_COLOURS",
-    "consistency_figures",
     "hdtach_figure",
 ]
 
 FIGSIZE = (10.0, 4.5)
 """Chart size in inches."""
 DPI = 110
-LOG_FLOOR = 1.0
-"""Seconds with fewer IOPS than this (i.e. none) are drawn at this value on log charts."""
-
-_DOT = "#1f6fb4"
-_ZERO = "#d62728"
-_MEAN = "#444444"
 
 
 def thousands(value: float, _pos: object = None) -> str:
+    """An axis label: 0, 0.5, 1, 1,000."""
     if value <= 0:
         return "0"
     if value < 1:
@@ -45,6 +40,7 @@ def thousands(value: float, _pos: object = None) -> str:
 
 
 def new_figure(title: str, subtitle: str) -> tuple[Figure, Axes]:
+    """A figure of `FIGSIZE` with one plot: the title, the subtitle, a time axis and a light grid."""
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -56,130 +52,6 @@ def new_figure(title: str, subtitle: str) -> tuple[Figure, Axes]:
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return fig, ax
-
-
-def _dot_size(n: int) -> float:
-    """Marker area: small dots for long runs (as in the reviews), bigger ones for short runs."""
-    return float(np.clip(3000.0 / max(n, 1), 4.0, 16.0))
-
-
-def _scatter(ax: Axes, t: np.ndarray, iops: np.ndarray, *, log: bool) -> None:
-    size = _dot_size(len(t))
-    style = {"linewidths": 0, "clip_on": False, "zorder": 3}
-    zero = iops < LOG_FLOOR
-    if log:
-        ax.scatter(t[~zero], iops[~zero], s=size, color=_DOT, label="IOPS in one second", **style)
-        if zero.any():
-            ax.scatter(
-                t[zero],
-                np.full(int(zero.sum()), LOG_FLOOR),
-                s=size * 1.5,
-                color=_ZERO,
-                label=f"seconds with 0 IOPS, drawn at {LOG_FLOOR:g} ({int(zero.sum()):,})",
-                **style,
-            )
-    else:
-        ax.scatter(t, iops, s=size, color=_DOT, label="IOPS in one second", **style)
-
-
-def _mantissa(v: float) -> int:
-    return int(round(v / 10 ** np.floor(np.log10(v)))) if v > 0 else 0
-
-
-def _log_axis(ax: Axes, iops: np.ndarray) -> None:
-    ax.set_yscale("log")
-    top = max(float(iops.max(initial=0)), 10.0)
-    bottom = LOG_FLOOR if (iops < LOG_FLOOR).any() else max(float(iops.min(initial=top)), LOG_FLOOR)
-    ax.set_ylim(bottom / 1.4, top * 1.4)
-    ax.set_ylabel("IOPS (log scale)")
-    decades = np.log10(top / bottom)
-    if decades < 0.8:  # a steady state within a factor of ~6: evenly chosen round numbers
-        ax.yaxis.set_major_locator(MaxNLocator(nbins=7, steps=[1, 2, 2.5, 5, 10]))
-        ax.yaxis.set_major_formatter(FuncFormatter(thousands))
-        ax.yaxis.set_minor_locator(NullLocator())
-        return
-    # Narrow ranges get more labelled minor ticks than a run spanning many decades.
-    labelled = {2, 3, 5} if decades < 1.5 else {2, 5}
-    narrow = decades < 1.5
-    ax.yaxis.set_major_locator(LogLocator(base=10))
-    ax.yaxis.set_major_formatter(FuncFormatter(thousands))
-    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)) if narrow else (2.0, 5.0)))
-    ax.yaxis.set_minor_formatter(
-        FuncFormatter(lambda v, _p: thousands(v) if v >= 10 and _mantissa(v) in labelled else "")
-    )
-    ax.tick_params(axis="y", which="minor", labelsize=7, labelcolor="#666666")
-    ax.grid(True, which="minor", color="#ececec", linewidth=0.6)
-
-
-def _mean_line(ax: Axes, mean: Optional[float], x0: float, x1: float) -> None:
-    if mean is None or not np.isfinite(mean) or mean <= 0:
-        return
-    ax.hlines(mean, x0, x1, colors=_MEAN, linestyles="--", linewidth=1.0, label=f"steady mean {mean:,.0f} IOPS")
-
-
-def _legend(fig: Figure, ax: Axes) -> None:
-    """The legend in one row under the plot, where it never hides a point."""
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(handles), fontsize=8, frameon=False)
-    for handle in fig.legends[-1].legend_handles:
-        if hasattr(handle, "set_sizes"):
-            handle.set_sizes([20.0])
-
-
-def consistency_figures(
-    iops: pd.DataFrame,
-    *,
-    title: str,
-    subtitle: str,
-    zoom_start_s: float,
-    steady_mean: Optional[float] = None,
-) -> Dict[str, Figure]:
-    """The three consistency charts of `iops` (columns ``time_s, iops``), keyed by file name.
-
-    ``iops_log.png``: the whole run, log y. ``steady_log.png``: from `zoom_start_s` to the end,
-    log y. ``steady_linear.png``: the same zoom, linear y from 0. Seconds with zero IOPS are drawn
-    in red at `LOG_FLOOR` on the log charts.
-    """
-    t = iops["time_s"].to_numpy(np.float64)
-    y = iops["iops"].to_numpy(np.float64)
-    end = float(t[-1] + 1) if len(t) else 1.0
-    zoom = t >= zoom_start_s
-    figures: Dict[str, Figure] = {}
-
-    fig, ax = new_figure(title, subtitle)
-    _scatter(ax, t, y, log=True)
-    _log_axis(ax, y)
-    ax.set_xlim(0, end)
-    if 0 < zoom_start_s < end:
-        ax.axvline(zoom_start_s, color="#999999", linestyle=":", linewidth=1.0)
-        ax.annotate(
-            "steady-state zoom →",
-            (zoom_start_s, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(4, -10),
-            textcoords="offset points",
-            fontsize=8,
-            color="#777777",
-        )
-    _legend(fig, ax)
-    figures["iops_log.png"] = fig
-
-    for name, log in (("steady_log.png", True), ("steady_linear.png", False)):
-        fig, ax = new_figure(f"{title} · steady state", subtitle)
-        tz, yz = t[zoom], y[zoom]
-        _scatter(ax, tz, yz, log=log)
-        if log:
-            _log_axis(ax, yz)
-        else:
-            ax.set_ylim(0, max(float(yz.max(initial=0)), 1.0) * 1.1)
-            ax.yaxis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10], integer=True))
-            ax.yaxis.set_major_formatter(FuncFormatter(thousands))
-            ax.set_ylabel("IOPS")
-        _mean_line(ax, steady_mean, zoom_start_s, end)
-        ax.set_xlim(zoom_start_s, end)
-        _legend(fig, ax)
-        figures[name] = fig
-    return figures
 
 
 # -- HD Tach ---------------------------------------------------------------------------------------
@@ -264,3 +136,12 @@ def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
         ax.spines[side].set_visible(False)
     ax.tick_params(axis="y", length=0, labelsize=10)
     return fig, ax
+
+
+def __getattr__(name: str) -> Any:
+    """The consistency charts moved to their scenario module; the old names still resolve."""
+    if name in ("consistency_figures", "LOG_FLOOR"):
+        from ssdlab.scenarios import consistency_result
+
+        return getattr(consistency_result, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

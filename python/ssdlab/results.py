@@ -1,7 +1,7 @@
-"""Result directories (docs/results.md): `ConsistencyResult`, the procedure results
+"""Result directories (docs/results.md): the procedure results
 (`HdtachResult` for hdtach and torture; the wa and used-vs-new results live in their scenario
-modules, `ssdlab.scenarios.wa` and `ssdlab.scenarios.used_vs_new`) and safe, atomic
-saving.
+modules, `ssdlab.scenarios.wa` and `ssdlab.scenarios.used_vs_new`; `ConsistencyResult` in
+`ssdlab.scenarios.consistency_result`) and safe, atomic saving.
 
 A result is saved by writing every file into a hidden staging directory next to the target and
 moving the files in only when all of them are written, so a failure (a full disk, Ctrl-C, a bad
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import re
 import secrets
@@ -42,13 +41,8 @@ if TYPE_CHECKING:
     from ssdlab.simulate import StepResult
 
 __all__ = [
-    "CONSISTENCY_FILES",
     "HDTACH_COLUMNS",
     "HDTACH_FILES",
-    "IOPS_COLUMNS",
-    "SERIES_COLUMNS",
-    "SUMMARY_KEYS",
-    "ConsistencyResult",
     "HdtachResult",
     "ResultStage",
     "check_output_dir",
@@ -57,63 +51,10 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-IOPS_COLUMNS = ("time_s", "iops")
-SERIES_COLUMNS = (
-    "time_s",
-    "iops",
-    "host_mib",
-    "nand_mib",
-    "gc_mib",
-    "erases",
-    "write_amplification",
-    "mean_latency_us",
-)
-SUMMARY_KEYS = (
-    "scenario",
-    "label",
-    "drive",
-    "device",
-    "seed",
-    "ssdlab_version",
-    "wall_seconds",
-    "user_capacity_bytes",
-    "op",
-    "spare_area_pct",
-    "gc_policy",
-    "duration_s",
-    "qd",
-    "block_size",
-    "host_write_bytes",
-    "nand_write_bytes",
-    "write_amplification",
-    "steady_write_amplification",
-    "iops_clean",
-    "burst_s",
-    "iops_steady_mean",
-    "iops_steady_min",
-    "zoom_start_s",
-    "latency_us",
-    "fill_seconds",
-)
-LATENCY_KEYS = ("p50", "p99", "p999", "max", "mean")
-CHART_FILES = ("iops_log.png", "steady_log.png", "steady_linear.png")
-CONSISTENCY_FILES = ("iops.csv", "series.csv", "summary.json", *CHART_FILES)
-
 HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
 HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
 
 MIB = 2**20
-
-
-def burst_seconds(iops: Sequence[int]) -> int:
-    """Seconds of a fresh drive's burst: until the first second below half the best of the first
-    three (the cliff), or the whole run if there is none. The core's `scenario::burst_seconds`
-    applies the same rule to simulated runs; this one serves runs on real devices."""
-    best = max(list(iops[:3]) or [0])
-    for i, n in enumerate(iops):
-        if 2 * n < best:
-            return i
-    return len(iops)
 
 
 # -- output directories ----------------------------------------------------------------------------
@@ -249,7 +190,7 @@ def result_file_names() -> frozenset:
     from ssdlab.scenarios import all_scenarios
 
     modules = [name for entry in all_scenarios() for name in entry.files]
-    return frozenset((*CONSISTENCY_FILES, *HDTACH_FILES, *modules,
+    return frozenset((*HDTACH_FILES, *modules,
                       *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
@@ -421,7 +362,7 @@ def write_file_atomically(path: PathLike, text: str, what: str = "output file") 
     return Path(shown)
 
 
-# -- the consistency result ------------------------------------------------------------------------
+# -- what the results share ------------------------------------------------------------------------
 
 
 def plain(value: Any) -> Any:
@@ -433,184 +374,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-class ConsistencyResult:
-    """The performance-consistency test's result (docs/results.md, section *consistency*).
-
-    Attributes:
-        iops: DataFrame ``time_s, iops``, one row per simulated second of the random writes.
-        series: DataFrame ``time_s, iops, host_mib, nand_mib, gc_mib, erases,
-            write_amplification, mean_latency_us`` per second (`write_amplification` and
-            `mean_latency_us` are NaN in seconds without host writes or completions).
-        summary: the figures of ``summary.json``, keys in `SUMMARY_KEYS` order.
-        config: the simulated `DriveConfig` (None for a loaded result).
-        steps: the `StepResult` of every step (empty for a loaded result).
-    """
-
-    def __init__(
-        self,
-        iops: pd.DataFrame,
-        series: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.iops = iops
-        self.series = series
-        self.summary = summary
-        self.config = config
-        self.steps = list(steps or [])
-
-    def __repr__(self) -> str:
-        s = self.summary
-        return (
-            f"<ConsistencyResult {s['label']!r}: clean {s['iops_clean']:,.0f} IOPS, steady mean "
-            f"{s['iops_steady_mean']:,.0f} / min {s['iops_steady_min']:,} IOPS, WA {s['write_amplification']:.2f}>"
-        )
-
-    @property
-    def label(self) -> str:
-        return str(self.summary["label"])
-
-    @classmethod
-    def from_run(
-        cls,
-        *,
-        config: DriveConfig,
-        steps: List[StepResult],
-        core_summary: Dict[str, Any],
-        spare_area_pct: float,
-        duration_s: float,
-        qd: int,
-        block_size: int,
-        seed: int,
-        wall_seconds: float,
-        label: Optional[str] = None,
-    ) -> ConsistencyResult:
-        """Assembles the result of a finished run (see `ssdlab.simulate.consistency`)."""
-        import pandas as pd
-
-        runs = [s for s in steps if s.series is not None]
-        if len(runs) < 2 or runs[-1].series is None:
-            raise SsdlabError("the consistency run returned no fill and random-write phases")
-        fill, random = runs[-2], runs[-1]
-        assert random.series is not None
-        if random.interval_s != 1.0:
-            raise SsdlabError(f"the random-write series has {random.interval_s} s intervals; expected 1 s")
-        seconds = math.ceil(duration_s)
-        raw = random.series.reindex(range(seconds), fill_value=0)
-        ios = (raw["read_ios"] + raw["write_ios"] + raw["trim_ios"]).to_numpy(np.int64)
-        layout = config.describe()
-        unit_bytes = layout["physical_capacity_bytes"] // (
-            layout["dies"] * layout["blocks_per_die"] * layout["units_per_block"]
-        )
-        time_s = np.arange(seconds, dtype=np.int64)
-        host = raw["host_units"].to_numpy(np.float64)
-        nand = raw["nand_units"].to_numpy(np.float64)
-        latency_sum = (raw["read_latency_sum_ns"] + raw["write_latency_sum_ns"] + raw["trim_latency_sum_ns"]).to_numpy(
-            np.float64
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            wa = np.where(host > 0, nand / np.where(host > 0, host, 1), np.nan)
-            mean_latency_us = np.where(ios > 0, latency_sum / np.where(ios > 0, ios, 1) / 1000.0, np.nan)
-        iops = pd.DataFrame({"time_s": time_s, "iops": ios})
-        series = pd.DataFrame(
-            {
-                "time_s": time_s,
-                "iops": ios,
-                "host_mib": host * unit_bytes / MIB,
-                "nand_mib": nand * unit_bytes / MIB,
-                "gc_mib": raw["gc_units"].to_numpy(np.float64) * unit_bytes / MIB,
-                "erases": raw["erases"].to_numpy(np.int64),
-                "write_amplification": wa,
-                "mean_latency_us": mean_latency_us,
-            }
-        )
-        if label is None:
-            label = f"{config.name} · {spare_area_pct:g}% spare area"
-        c = core_summary
-        summary: Dict[str, Any] = {
-            "scenario": "consistency",
-            "label": label,
-            "drive": config.name,
-            "device": None,
-            "seed": seed,
-            "ssdlab_version": _core.__version__,
-            "wall_seconds": wall_seconds,
-            "user_capacity_bytes": layout["user_capacity_bytes"],
-            "op": layout["op"],
-            "spare_area_pct": spare_area_pct,
-            "gc_policy": config.ftl.gc_policy,
-            "duration_s": duration_s,
-            "qd": qd,
-            "block_size": block_size,
-            "host_write_bytes": c["host_write_bytes"],
-            "nand_write_bytes": c["nand_write_bytes"],
-            "write_amplification": c["write_amplification"],
-            "steady_write_amplification": c["steady_write_amplification"],
-            "iops_clean": c["iops_clean"],
-            "burst_s": c["burst_s"],
-            "iops_steady_mean": c["iops_steady_mean"],
-            "iops_steady_min": c["iops_steady_min"],
-            "zoom_start_s": c["zoom_start_s"],
-            "latency_us": {k: c["latency_us"][k] for k in LATENCY_KEYS},
-            "fill_seconds": fill.duration_s,
-        }
-        return cls(iops, series, plain(summary), config=config, steps=steps)
-
-    @classmethod
-    def load(cls, directory: PathLike) -> ConsistencyResult:
-        """Reads a saved result directory back (without its config and steps)."""
-        import pandas as pd
-
-        d = Path(directory)
-        summary = read_summary(d, ("consistency",))
-        iops = read_csv(d, "iops.csv", IOPS_COLUMNS, finite=IOPS_COLUMNS)
-        series = read_csv(d, "series.csv", SERIES_COLUMNS, finite=("time_s", "iops"))
-        return cls(iops, series, summary)
-
-    # -- charts and files ------------------------------------------------------------------------
-
-    def subtitle(self) -> str:
-        """One line of run parameters for chart subtitles."""
-        s = self.summary
-        device = f"device {s['device']}" if s.get("device") else f"seed {s['seed']}"
-        return (
-            f"{format_size(int(s['block_size']))} random writes, QD{s['qd']} · "
-            f"{format_size(int(s['user_capacity_bytes']))} user, {100 * s['op']:.1f}% OP, "
-            f"{s['gc_policy']} GC · {device} · ssdlab {s['ssdlab_version']}"
-        )
-
-    def charts(self) -> Dict[str, Figure]:
-        """The three consistency charts as matplotlib figures, keyed by file name."""
-        from ssdlab.plots import consistency_figures
-
-        s = self.summary
-        return consistency_figures(
-            self.iops,
-            title=str(s["label"]),
-            subtitle=self.subtitle(),
-            zoom_start_s=float(s["zoom_start_s"]),
-            steady_mean=float(s["iops_steady_mean"]),
-        )
-
-    def save(self, out_dir: PathLike) -> Path:
-        """Writes the result directory (docs/results.md) atomically; returns its path.
-
-        Existing files of the same names in `out_dir` are replaced; other files are left alone.
-        """
-
-        def write(staging: Path) -> None:
-            self.iops.to_csv(staging / "iops.csv", index=False)
-            self.series.to_csv(staging / "series.csv", index=False, float_format="%.10g")
-            text = json.dumps(self.summary, indent=2, ensure_ascii=False, allow_nan=False)
-            (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
-            for name, fig in self.charts().items():
-                fig.savefig(staging / name)
-
-        return _write_atomically(out_dir, write)
 
 
 # -- the procedures: hdtach / torture, used-vs-new, wa ------------------------------------------------
@@ -871,12 +634,14 @@ def _pct(value: Any) -> str:
 
 
 _USED_VS_NEW = {"UsedVsNewResult": "UsedVsNewResult", "USED_VS_NEW_COLUMNS": "COLUMNS", "USED_VS_NEW_FILES": "FILES"}
+_CONSISTENCY = ("ConsistencyResult", "CONSISTENCY_FILES", "CHART_FILES", "IOPS_COLUMNS", "SERIES_COLUMNS",
+                "SUMMARY_KEYS", "LATENCY_KEYS", "burst_seconds")
 _SATURATION = {"SaturationResult": "SaturationResult", "SATURATION_COLUMNS": "COLUMNS", "SATURATION_FILES": "FILES"}
 
 
 def __getattr__(name: str) -> Any:
-    """`WorstCaseWaResult` and `UsedVsNewResult` (with its columns and files) moved to their scenario
-    modules; the old names still resolve."""
+    """`WorstCaseWaResult`, `UsedVsNewResult` and `ConsistencyResult` (with their columns and files)
+    moved to their scenario modules; the old names still resolve."""
     if name == "WorstCaseWaResult":
         from ssdlab.scenarios.wa import WorstCaseWaResult
 
@@ -889,4 +654,8 @@ def __getattr__(name: str) -> Any:
         from ssdlab.scenarios import saturation
 
         return getattr(saturation, _SATURATION[name])
+    if name in _CONSISTENCY:  # also what the device runs (ssdlab.fio.device) import from here
+        from ssdlab.scenarios import consistency_result
+
+        return getattr(consistency_result, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

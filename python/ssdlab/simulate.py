@@ -1,13 +1,13 @@
-"""Running simulations: the `Simulator` (a drive and its state across steps) and `consistency`,
-the reviewers' performance-consistency test.
+"""Running simulations: the `Simulator` (a drive and its state across steps) and the argument
+checks the scenarios share. The reviewers' performance-consistency test (`consistency`) lives in
+its scenario module, `ssdlab.scenarios.consistency`.
 
 The heavy loops run in Rust with the GIL released; Python only converts what comes back.
 
     >>> import ssdlab
-    >>> drive = ssdlab.load_preset("mlc-256").with_user_capacity(2 * 2**30)
-    >>> result = ssdlab.consistency(drive, duration_s=30)
-    >>> result.iops.shape
-    (30, 2)
+    >>> sim = ssdlab.Simulator(ssdlab.load_preset("mlc-256").with_user_capacity(2 * 2**30))
+    >>> [r.kind for r in sim.run_steps([{"step": "secure_erase"}])]
+    ['secure_erase']
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
@@ -25,19 +24,13 @@ from ssdlab import _core
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.progress import ProgressCallback, StepBars
-from ssdlab.results import ConsistencyResult
-from ssdlab.sizes import parse_size
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
     import pandas as pd
 
 __all__ = [
-    "CONSISTENCY_DEFAULTS",
-    "ConsistencyDefaults",
     "Simulator",
     "StepResult",
-    "consistency",
-    "consistency_steps",
 ]
 
 NS_PER_S = 1e9
@@ -192,7 +185,8 @@ def _locate(err: SsdlabError, steps: Sequence[Dict[str, Any]], text: str, starts
     return SsdlabError(f"{_step_name(i, steps[i])}{field}: {what}")
 
 
-def _to_json(value: Any, what: str) -> str:
+def to_json(value: Any, what: str) -> str:
+    """`value` as JSON for the core, or `SsdlabError` naming `what` (NaN, objects JSON cannot hold)."""
     try:
         return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as err:
@@ -314,7 +308,7 @@ class Simulator:
         return [_step_result(j, s) for j, s in outputs]
 
     def _run_consistency(self, params: Dict[str, Any], progress: Progress) -> tuple[List[StepResult], Dict[str, Any]]:
-        params_json = _to_json(params, "consistency parameters")
+        params_json = to_json(params, "consistency parameters")
         steps = json.loads(_core.consistency_steps(params_json, self.user_bytes))  # checks the params
         callback = _Callback(progress, steps)
         try:
@@ -328,42 +322,13 @@ class Simulator:
     ) -> tuple[List[StepResult], Dict[str, Any]]:
         """Runs the core's procedure `name` (see `ssdlab.procedures`); `planned` are its steps for
         the progress bars. The core checks every step before the first callback."""
-        params_json = _to_json(params, f"{name} parameters")
+        params_json = to_json(params, f"{name} parameters")
         callback = _Callback(progress, list(planned))
         try:
             outputs, summary = self._core.run_procedure(name, params_json, callback)
         finally:
             callback.close()
         return [_step_result(j, s) for j, s in outputs], json.loads(summary)
-
-
-@dataclass(frozen=True)
-class ConsistencyDefaults:
-    """The core's defaults for the consistency test."""
-
-    spare_area_pct: float
-    duration_s: float
-    queue_depth: int
-    block_bytes: int
-
-
-def _consistency_defaults() -> ConsistencyDefaults:
-    # The binding exposes no `Consistency::default()`, so read the defaults back from the steps the
-    # core builds for empty parameters: the last step is the random-write phase, and a drive whose
-    # size is a multiple of every request size shows the spare area as span / size.
-    user_bytes = 2**40
-    steps = json.loads(_core.consistency_steps("{}", user_bytes))
-    random = steps[-1]["workload"]
-    return ConsistencyDefaults(
-        spare_area_pct=100.0 * (1.0 - random["span_bytes"] / user_bytes),
-        duration_s=float(random["duration_s"]),
-        queue_depth=int(random["queue_depth"]),
-        block_bytes=int(random["block_bytes"]),
-    )
-
-
-CONSISTENCY_DEFAULTS = _consistency_defaults()
-_D = CONSISTENCY_DEFAULTS
 
 
 def _number(value: Any, what: str) -> float:
@@ -386,70 +351,11 @@ def _whole(value: Any, what: str, bits: int = 32) -> int:
     return int(value)
 
 
-def _consistency_params(spare_area_pct: Any, duration_s: Any, qd: Any, block_size: Any) -> Dict[str, Any]:
-    return {
-        "spare_area_pct": _number(spare_area_pct, "spare area"),
-        "duration_s": _number(duration_s, "duration"),
-        "queue_depth": _whole(qd, "queue depth"),
-        "block_bytes": parse_size(block_size, what="block size"),
-    }
+def __getattr__(name: str) -> Any:
+    """`consistency`, `consistency_steps` and the core's defaults moved to their scenario module
+    (``ssdlab.scenarios.consistency``); the old names still resolve."""
+    if name in ("CONSISTENCY_DEFAULTS", "ConsistencyDefaults", "consistency", "consistency_steps"):
+        from ssdlab.scenarios import consistency
 
-
-def consistency_steps(
-    config: Union[DriveConfig, str, None] = None,
-    *,
-    spare_area_pct: float = _D.spare_area_pct,
-    duration_s: float = _D.duration_s,
-    qd: int = _D.queue_depth,
-    block_size: Union[int, str] = _D.block_bytes,
-) -> List[Dict[str, Any]]:
-    """The steps `consistency` runs, in the core's step format (for inspection and progress bars)."""
-    cfg = _resolve_config(config)
-    params = _consistency_params(spare_area_pct, duration_s, qd, block_size)
-    user_bytes = cfg.describe()["user_capacity_bytes"]
-    steps: List[Dict[str, Any]] = json.loads(_core.consistency_steps(_to_json(params, "consistency parameters"), user_bytes))
-    return steps
-
-
-def consistency(
-    config: Union[DriveConfig, str, None] = None,
-    *,
-    spare_area_pct: float = _D.spare_area_pct,
-    duration_s: float = _D.duration_s,
-    qd: int = _D.queue_depth,
-    block_size: Union[int, str] = _D.block_bytes,
-    seed: int = 1,
-    progress: Progress = False,
-    label: Optional[str] = None,
-) -> ConsistencyResult:
-    """The performance-consistency test of the 2012-2013 SSD reviews.
-
-    Secure erase, a sequential fill of the tested span, then `duration_s` seconds of random writes
-    of `block_size` bytes at queue depth `qd` over it; the span leaves the last `spare_area_pct`
-    percent of the user space unused (extra spare area for the FTL).
-
-    `config` is a `DriveConfig`, a preset name, or None for the default preset. `block_size` takes
-    a size string such as ``"4k"``. `progress`: True shows bars on stderr (when it is a terminal);
-    a callable gets ``(step_index, fraction, sim_seconds)``; the core checks every step before the
-    first call. `label` names the run in the summary and charts (default ``"<drive> · <spare>%
-    spare area"``). Every input is checked before the simulation starts.
-    """
-    cfg = _resolve_config(config)
-    params = _consistency_params(spare_area_pct, duration_s, qd, block_size)
-    seed = _check_seed(seed)
-    sim = Simulator(cfg, seed)
-    started = time.perf_counter()
-    steps, core_summary = sim._run_consistency(params, progress)
-    wall = time.perf_counter() - started
-    return ConsistencyResult.from_run(
-        config=cfg,
-        steps=steps,
-        core_summary=core_summary,
-        spare_area_pct=params["spare_area_pct"],
-        duration_s=params["duration_s"],
-        qd=params["queue_depth"],
-        block_size=params["block_bytes"],
-        seed=seed,
-        wall_seconds=wall,
-        label=label,
-    )
+        return getattr(consistency, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,14 +1,12 @@
-"""The ``ssdlab fio`` command, and the real-device branch of ``ssdlab consistency``.
+"""The ``ssdlab fio`` command (``ssdlab consistency --device`` is in ``ssdlab.scenarios.consistency``).
 
-`ssdlab.cli` registers `fio_cmd` and calls `consistency_on_device_cmd` when ``--device`` is given;
-errors are `SsdlabError`/click exceptions, which ssdlab.cli turns into one ``ssdlab: error:`` line.
+`ssdlab.cli` registers `fio_cmd`; errors are `SsdlabError`/click exceptions, which ssdlab.cli turns
+into one ``ssdlab: error:`` line.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
-import re
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
@@ -19,15 +17,7 @@ from ssdlab.config import GC_POLICIES, DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size
 
-__all__ = ["fio_cmd", "consistency_on_device_cmd"]
-
-
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "run"
-
-
-def _stamp() -> str:
-    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+__all__ = ["fio_cmd"]
 
 
 def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
@@ -220,46 +210,3 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
             f"fio's files in {run.workdir}{os.sep}"
         wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
-
-
-def consistency_on_device_cmd(ctx: click.Context, *, device: str, capacity: Optional[int], spare_area: float,
-                              qd: int, duration: float, block_size: int, out: Optional[str], quiet: bool,
-                              yes_destroy_data: bool, force_signatures: bool) -> None:
-    """``ssdlab consistency --device PATH``: the same test on a real device or file through fio."""
-    from ssdlab.fio.device import consistency_on_device
-    from ssdlab.results import CONSISTENCY_FILES, check_output_dir
-
-    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed")
-                if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
-    if sim_only:
-        flag = "--" + sim_only[0].replace("_", "-")
-        raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
-    default = Path("runs") / f"consistency-{_safe(Path(device).name)}-{_stamp()}"
-    out_dir = check_output_dir(out if out is not None else default, "consistency")
-    def announce(target: Any) -> None:
-        if not quiet:
-            click.echo(f"ssdlab: {device} ({target.name}, {format_size(target.size_bytes)}): {duration:g} s of "
-                       f"{format_size(block_size)} random writes at QD{qd}, {spare_area:g}% spare area, through fio",
-                       err=True)
-
-    result = consistency_on_device(device, spare_area_pct=spare_area, duration_s=duration, qd=qd,
-                                   block_size=block_size, capacity=capacity, yes_destroy_data=yes_destroy_data,
-                                   force_signatures=force_signatures, out_dir=out_dir, progress=not quiet,
-                                   on_start=announce)
-    path = out_dir  # consistency_on_device wrote the result directory atomically
-    if quiet:
-        return
-    s = result.summary
-    for n in s.get("notes", []):
-        click.echo(f"ssdlab: note: {n}", err=True)
-    click.echo(f"Results in {path}{os.sep}: {', '.join(CONSISTENCY_FILES)} (fio's files in fio{os.sep})")
-    click.echo(f"  {s['label']}")
-    click.echo(f"  clean IOPS     {s['iops_clean']:>10,.0f}   (mean of the burst, cliff at {s['burst_s']:,.0f} s)")
-    click.echo(f"  steady IOPS    {s['iops_steady_mean']:>10,.0f}   (mean from {s['zoom_start_s']:,.0f} s; "
-               f"min {s['iops_steady_min']:,})")
-    wa = s.get("write_amplification")
-    click.echo(f"  write ampl.    {('%.2f' % wa) if wa is not None else 'n/a':>10}   "
-               f"({'SMART: ' + s['smart_source'] if s.get('smart_source') else 'no SMART write counters'})")
-    p99 = s["latency_us"]["p99"]
-    click.echo(f"  latency p99    {(f'{p99:,.0f} µs' if p99 is not None else 'n/a'):>10}")
-    click.echo(f"  wall time      {s['wall_seconds']:>9.1f}s   (fill {s['fill_seconds']:,.1f} s)")

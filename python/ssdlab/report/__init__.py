@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, consistency_charts, hdtach_chart
-from .load import ConsistencyRun, HdtachRun, Run, SsdlabError, load_runs
+from .charts import Chart, hdtach_chart
+from .load import HdtachRun, Run, SsdlabError, load_runs
 from .page import Section, render
-from .tables import Table, consistency_table, hdtach_table
+from .tables import Table, hdtach_table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -98,30 +98,6 @@ def _intro(runs: Sequence[Run]) -> str:
     return f"Built from {dirs}: {what}, on {_and(who)}."
 
 
-def _consistency_sections(runs: Sequence[Run]) -> list[Section]:
-    sections = []
-    ctable = consistency_table(runs)
-    if ctable:
-        sections.append(
-            Section("summary", "Summary", "The consistency runs' figures; hover a column header for its meaning.",
-                    [ctable])
-        )
-    cons = consistency_charts(runs)
-    if cons:
-        durations = {r.figure("duration_s") for r in runs if isinstance(r, ConsistencyRun)}
-        duration = durations.pop() if len(durations) == 1 else None
-        lede = (
-            "A secure-erased drive is filled sequentially, then written with random writes across the tested "
-            "span for "
-            + (f"{duration:g} s" if duration else "the run's duration")
-            + "; IOPS are recorded every second. The first chart shows the whole run (log scale), the second "
-            "zooms into steady state (log scale), the third shows the same zoom on a linear scale. "
-            "Spare area is the share of user LBAs left unused. Each set keeps one scale for all drives."
-        )
-        sections.append(Section("consistency", "Performance consistency", lede, list(cons)))
-    return sections
-
-
 def _hdtach_sections(runs: Sequence[Run]) -> list[Section]:
     hd = hdtach_chart(runs)
     if not hd:
@@ -138,7 +114,6 @@ SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
 """The order of the report's sections, by the scenario that gives them."""
 
 _LEGACY_SECTIONS = {
-    "consistency": _consistency_sections,
     "hdtach": _hdtach_sections,
 }
 """The sections of the scenarios that do not live in their own module yet (ssdlab.scenarios)."""
@@ -188,4 +163,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["ConsistencyRun", "HdtachRun", "SsdlabError"]
+__all__ += ["HdtachRun", "SsdlabError"]

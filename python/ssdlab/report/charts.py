@@ -5,10 +5,7 @@ titles, and for switchable charts which button combination shows which spec. A :
 plain data (JSON-ready dicts in plotly.js's own format); ``page.py`` turns it into HTML and the
 page's script draws ``specs[i]`` when the buttons select ``keys[i]``.
 
-Consistency charts follow the review pages: three views (whole run on a log scale, the steady-state
-zoom from ``zoom_start_s`` on a log scale, the same zoom on a linear scale), each with a row of drive
-buttons and a row of spare-area buttons ("Default", "25% Spare Area"). Every view keeps one scale for
-all runs so that switching compares like with like.
+The consistency charts live in their scenario module (``ssdlab.scenarios.consistency_report``).
 """
 
 from __future__ import annotations
@@ -18,12 +15,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Pass, Run, spare_label
+from .load import HdtachRun, Pass, Run
 
 __all__ = [
     "ALL_PASSES",
     "Chart",
-    "consistency_charts",
     "drive_keys",
     "hdtach_chart",
 ]
@@ -33,8 +29,6 @@ PALETTE = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#d
 #: Colours by HD Tach pass, in run order (clean first).
 PASS_COLOURS = ("#059669", "#dc2626", "#2563eb", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#475569")
 ALL_PASSES = "All passes"
-#: Log-scale views draw a second with 0 IOPS (a stall) at this value; hover shows the true value.
-LOG_FLOOR_IOPS = 1.0
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 GRID = "#e5e7eb"
@@ -146,19 +140,6 @@ def format_bytes(n: float | None) -> str:
     return f"{n:g} TiB"  # pragma: no cover
 
 
-def _decade(k: int) -> str:
-    """10**k as an axis label: 1, 10, 100, 1K, 10K, 100K, 1M."""
-    return {0: "1", 1: "10", 2: "100"}.get(k) or (f"{10 ** (k - 3):g}K" if k < 6 else f"{10 ** (k - 6):g}M")
-
-
-def _colours(runs: Sequence[Run]) -> dict[str, str]:
-    """One colour per drive, stable across every chart of the report."""
-    out: dict[str, str] = {}
-    for run in runs:
-        out.setdefault(run.drive, PALETTE[len(out) % len(PALETTE)])
-    return out
-
-
 # --- grouping ------------------------------------------------------------------------------------
 
 #: Fields that can tell apart two runs of one drive at one spare-area setting, in order of preference.
@@ -203,116 +184,6 @@ def drive_keys(runs: Sequence[Run], setting=lambda r: r.spare_area_pct) -> list[
     for i, run in enumerate(runs):
         seen[(labels[i], setting(run))] = seen.get((labels[i], setting(run)), 0) + 1
     return [run.name if seen[(lab, setting(run))] > 1 else lab for lab, run in zip(labels, runs)]
-
-
-# --- consistency ---------------------------------------------------------------------------------
-
-VIEWS = (
-    ("consistency-log", "whole run, log scale"),
-    ("consistency-steady-log", "steady state from t = {zoom:g} s, log scale"),
-    ("consistency-steady-linear", "steady state from t = {zoom:g} s, linear scale"),
-)
-
-
-def _workload(run: ConsistencyRun) -> str:
-    block = run.figure("block_size")
-    qd = run.figure("qd")
-    parts = [f"{format_bytes(block)} random writes" if block else "random writes"]
-    if qd:
-        parts.append(f"QD{qd:g}")
-    return ", ".join(parts)
-
-
-def consistency_charts(runs: Sequence[Run]) -> list[Chart]:
-    """The three consistency views, each switchable by drive and by spare area."""
-    cruns = [r for r in runs if isinstance(r, ConsistencyRun)]
-    if not cruns:
-        return []
-    colours = _colours(runs)
-    spares = [r.spare_area_pct or 0.0 for r in cruns]
-    dkeys = drive_keys(cruns)
-    drives = list(dict.fromkeys(dkeys))  # first-appearance order: the order the user gave
-    spare_values = sorted(set(spares))
-    cells = [(drives.index(d), spare_values.index(s)) for d, s in zip(dkeys, spares)]
-    # sort combos by (drive, spare) so that the first shown is the first drive at its lowest spare
-    order = sorted(range(len(cruns)), key=lambda i: cells[i])
-    rows = [("Drive", drives), ("Spare area", [spare_label(s) for s in spare_values])]
-
-    peak = max((max(r.iops) for r in cruns if r.iops), default=1.0)
-    log_top = math.ceil(math.log10(max(peak, 10.0) * 1.05))
-    steady_peak = max((max(r.zoom()[1], default=0.0) for r in cruns), default=0.0)
-    linear_top = nice_ceiling(max(steady_peak, 1.0) * 1.05)
-
-    charts = []
-    for view, (chart_id, sub) in enumerate(VIEWS):
-        specs = []
-        for i in order:
-            run = cruns[i]
-            zoomed = view > 0
-            t, iops = run.zoom() if zoomed else (run.time_s, run.iops)
-            log = view < 2
-            y = [max(v, LOG_FLOOR_IOPS) for v in iops] if log else list(iops)
-            trace: dict[str, Any] = {
-                "type": "scatter",
-                "mode": "markers",
-                "name": run.name,
-                "x": list(t),
-                "y": y,
-                "marker": {"size": 4, "color": colours[run.drive], "opacity": 0.85},
-                "showlegend": False,
-                "hovertemplate": "t = %{x:,} s<br><b>%{customdata:,.0f} IOPS</b><extra></extra>",
-                "customdata": list(iops),
-            }
-            data = [trace]
-            mean = run.figure("iops_steady_mean")
-            shapes: list[dict[str, Any]] = []
-            annotations: list[dict[str, Any]] = []
-            if zoomed and mean is not None and (mean > 0 or not log):
-                data.append(
-                    {
-                        "type": "scatter",
-                        "mode": "lines",
-                        "name": f"steady-state mean: {mean:,.0f} IOPS",
-                        "x": [t[0], t[-1]] if t else [],
-                        "y": [mean, mean],
-                        "line": {"color": "#111827", "width": 1.5, "dash": "dash"},
-                        "hovertemplate": f"steady-state mean: {mean:,.0f} IOPS<extra></extra>",
-                    }
-                )
-            if not zoomed:
-                z = run.zoom_start_s
-                shapes.append(
-                    {"type": "line", "x0": z, "x1": z, "yref": "paper", "y0": 0, "y1": 1,
-                     "line": {"color": AXIS, "width": 1, "dash": "dot"}}
-                )
-                annotations.append(
-                    {"x": z, "y": 1, "yref": "paper", "text": "steady-state zoom →", "showarrow": False,
-                     "xanchor": "left", "yanchor": "top", "font": {"size": 11, "color": "#6b7280"}}
-                )
-            x0 = run.zoom_start_s if zoomed else 0.0
-            x1 = max(run.duration_s, (t[-1] + 1) if t else 0.0)
-            yaxis = (
-                chart_axis("IOPS (log scale)", type="log", range=[math.log10(LOG_FLOOR_IOPS), log_top],
-                      tickvals=[10**k for k in range(log_top + 1)],
-                      ticktext=[_decade(k) for k in range(log_top + 1)])
-                if log
-                else chart_axis("IOPS", range=[0, linear_top], tickformat=",.0f")
-            )
-            specs.append(
-                {
-                    "data": data,
-                    "layout": chart_layout(
-                        chart_title(run.name, f"{_workload(run)}: {sub.format(zoom=run.zoom_start_s)}"),
-                        chart_axis("Time (s)", range=[x0, x1]),
-                        yaxis,
-                        shapes=shapes,
-                        annotations=annotations,
-                        showlegend=len(data) > 1,
-                    ),
-                }
-            )
-        charts.append(Chart(chart_id, specs, rows, [cells[i] for i in order]))
-    return charts
 
 
 # --- HD Tach / torture ---------------------------------------------------------------------------

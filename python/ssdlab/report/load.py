@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # pandas is imported where a CSV is read (see ssdlab.results)
 
 
 __all__ = [
-    "ConsistencyRun",
     "HdtachRun",
     "Pass",
     "Run",
@@ -138,37 +137,6 @@ class Run:
 
 
 @dataclass
-class ConsistencyRun(Run):
-    scenario_names = ("consistency",)
-    kind = "consistency"
-    time_s: list[float] = field(default_factory=list)
-    iops: list[float] = field(default_factory=list)
-
-    def _read(self) -> None:
-        self._require("spare_area_pct", "zoom_start_s")
-        if _num(self.summary["zoom_start_s"]) is None:
-            raise SsdlabError(f"{self.path / SUMMARY}: 'zoom_start_s' is not a number")
-        frame = self._csv("iops.csv", ("time_s", "iops"), ("time_s", "iops"))
-        if frame.empty:
-            raise SsdlabError(f"{self.path / 'iops.csv'}: no rows")
-        self.time_s = frame["time_s"].tolist()
-        self.iops = frame["iops"].tolist()
-
-    @property
-    def zoom_start_s(self) -> float:
-        return float(self.summary["zoom_start_s"])
-
-    @property
-    def duration_s(self) -> float:
-        return self.figure("duration_s") or (self.time_s[-1] + 1 if self.time_s else 0.0)
-
-    def zoom(self) -> tuple[list[float], list[float]]:
-        """The per-second samples from ``zoom_start_s`` on."""
-        start = next((i for i, t in enumerate(self.time_s) if t >= self.zoom_start_s), len(self.time_s))
-        return self.time_s[start:], self.iops[start:]
-
-
-@dataclass
 class Pass:
     """One sequential pass of an HD Tach-style run."""
 
@@ -213,7 +181,7 @@ class HdtachRun(Run):
             )
 
 
-for _cls in (ConsistencyRun, HdtachRun):
+for _cls in (HdtachRun,):
     for _name in _cls.scenario_names:
         SCENARIOS[_name] = _cls
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .load import ConsistencyRun, HdtachRun, Run, spare_label
+from .load import HdtachRun, Run
 
-__all__ = ["Cell", "Table", "consistency_table", "hdtach_table"]
+__all__ = ["Cell", "Table", "hdtach_table"]
 
 MISSING = "—"
 
@@ -44,51 +44,6 @@ def number_cell(value: float | None, fmt: str | Callable[[float], str]) -> Cell:
     if value is None:
         return Cell(MISSING)
     return Cell(fmt(value) if callable(fmt) else format(value, fmt), value)
-
-
-def _latency(us: float) -> str:
-    return f"{us:,.0f}" if us >= 100 else f"{us:.1f}"
-
-
-def _device(run: Run) -> Cell:
-    return Cell(run.device or "simulated")
-
-
-def consistency_table(runs: Sequence[Run]) -> Table | None:
-    rows = [r for r in runs if isinstance(r, ConsistencyRun)]
-    if not rows:
-        return None
-    table = Table(
-        "summary-consistency",
-        ["Run", "Drive", "Device", "Spare area", "Clean IOPS", "Steady mean IOPS", "Steady min IOPS",
-         "WA", "Steady WA", "Latency p50 (µs)", "p99 (µs)", "p99.9 (µs)"],
-        notes={
-            "Clean IOPS": "mean IOPS over the first 10 s of random writes",
-            "Steady mean IOPS": "mean IOPS from zoom_start_s to the end",
-            "Steady min IOPS": "lowest one-second IOPS from zoom_start_s to the end",
-            "WA": "NAND writes ÷ host writes over the random-write phase",
-            "Steady WA": "NAND writes ÷ host writes from zoom_start_s to the end",
-            "Latency p50 (µs)": "write latency percentiles of the random-write phase, microseconds",
-        },
-    )
-    for run in rows:
-        table.rows.append(
-            [
-                Cell(run.name),
-                Cell(run.drive),
-                _device(run),
-                Cell(spare_label(run.spare_area_pct)),
-                number_cell(run.figure("iops_clean"), ",.0f"),
-                number_cell(run.figure("iops_steady_mean"), ",.0f"),
-                number_cell(run.figure("iops_steady_min"), ",.0f"),
-                number_cell(run.figure("write_amplification"), ".2f"),
-                number_cell(run.figure("steady_write_amplification"), ".2f"),
-                number_cell(run.figure("latency_us.p50"), _latency),
-                number_cell(run.figure("latency_us.p99"), _latency),
-                number_cell(run.figure("latency_us.p999"), _latency),
-            ]
-        )
-    return table
 
 
 def hdtach_table(runs: Sequence[Run]) -> Table | None:

@@ -20,6 +20,7 @@ from ssdlab.scenarios.base import Opt, Scenario, SweepEntry
 __all__ = ["MODULES", "Opt", "Scenario", "SweepEntry", "all_scenarios", "get"]
 
 MODULES = (
+    "ssdlab.scenarios.consistency",
     "ssdlab.scenarios.used_vs_new",
     "ssdlab.scenarios.wa",
     "ssdlab.scenarios.saturation",

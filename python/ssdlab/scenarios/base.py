@@ -171,6 +171,8 @@ class Scenario:
     procedure the core runs (``ssdlab.procedures``), or None. `sweep`: its `SweepEntry`, or None.
     `report_runs`: the report's run classes that read its results. `report_section`: a function of
     the loaded runs giving its sections of the HTML report (empty when it has none there).
+    `order`: the option keys in --help order, when that is not its own options then the groups'
+    (``consistency`` interleaves them); empty for that order.
     """
 
     name: str
@@ -185,6 +187,7 @@ class Scenario:
     report_section: Optional[Callable[[Sequence[Any]], List[Any]]] = None
     context: bool = False  # the command takes click's context first
     extra: Dict[str, Any] = field(default_factory=dict)
+    order: Tuple[str, ...] = ()
 
     def all_options(self) -> Tuple[Opt, ...]:
         return self.options + tuple(o for group in self.groups for o in group)
@@ -197,7 +200,10 @@ class Scenario:
         body = self.command
         if self.context:
             body = click.pass_context(body)
-        return click.command(self.name)(apply_options(body, self.all_options()))
+        options = self.all_options()
+        if self.order:
+            options = tuple(sorted(options, key=lambda o: self.order.index(o.key)))
+        return click.command(self.name)(apply_options(body, options))
 
 
 

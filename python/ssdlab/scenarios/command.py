@@ -19,8 +19,8 @@ from ssdlab.progress import StepBars
 from ssdlab.results import ResultStage, check_output_dir
 from ssdlab.sizes import format_size
 
-__all__ = ["Progress", "default_out", "drive_config", "finish", "header", "pct_text", "save", "sim_config",
-           "simulate"]
+__all__ = ["Progress", "default_out", "drive_config", "finish", "header", "latency_text", "pct_text", "save",
+           "sim_config", "simulate"]
 
 
 def drive_config(drive: Optional[str], drive_file: Optional[str]) -> DriveConfig:
@@ -114,3 +114,12 @@ def finish(result: Any, path: Path, report: bool, quiet: bool, files: Sequence[s
 
 def pct_text(value: Optional[float]) -> str:
     return "n/a" if value is None else f"{value:.0f}"
+
+
+def latency_text(us: float) -> str:
+    """A latency in microseconds as the commands print it: µs, ms or s."""
+    if us >= 1_000_000:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1000:
+        return f"{us / 1000:.1f} ms"
+    return f"{us:.0f} µs"

@@ -29,12 +29,13 @@ from ssdlab import procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import Chart, chart_axis, chart_layout, chart_title, nice_ceiling
-from ssdlab.report.load import ConsistencyRun, Run
+from ssdlab.report.load import Run
 from ssdlab.report.page import Section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import MIB, PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
+from ssdlab.scenarios.consistency_report import ConsistencyRun
 from ssdlab.scenarios.shared import COMPRESSIBILITY, SIM, torture_minutes
 
 if TYPE_CHECKING:

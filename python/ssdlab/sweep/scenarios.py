@@ -329,50 +329,6 @@ def _prepare_drive(options: Dict[str, Any]) -> Dict[str, Any]:
     return options
 
 
-# consistency
-
-
-def _run_consistency(options: Dict[str, Any]) -> Any:
-    from ssdlab.simulate import consistency
-
-    kwargs = _api_kwargs(
-        options,
-        {"spare_area": "spare_area_pct", "duration": "duration_s", "qd": "qd", "block_size": "block_size", "seed": "seed"},
-    )
-    return consistency(drive_config(options), **kwargs)
-
-
-def _consistency_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    for key in ("iops_clean", "iops_steady_mean", "iops_steady_min", "write_amplification",
-                "steady_write_amplification"):
-        figures[key] = s.get(key)
-    for key in ("p50", "p99", "p999", "max"):
-        figures[f"latency_{key}_us"] = (s.get("latency_us") or {}).get(key)
-    for key in ("host_write_bytes", "nand_write_bytes"):
-        figures[key] = s.get(key)
-    return figures
-
-
-register(
-    Scenario(
-        name="consistency",
-        options=DRIVE_OPTIONS
-        + (
-            Option("spare_area", CliValue("consistency", "spare_area"), "number"),
-            Option("qd", CliValue("consistency", "qd", "whole"), "number"),
-            Option("duration", CliValue("consistency", "duration"), "number"),
-            Option("block_size", CliValue("consistency", "block_size", "size"), "size"),
-        ),
-        run=_run_consistency,
-        figures=_consistency_figures,
-        metrics=(("iops_steady_mean", "steady-state IOPS (mean)"), ("steady_write_amplification", "steady-state WA")),
-        prepare=_prepare_drive,
-        label_keys=frozenset({"drive", "drive_file", "spare_area"}),
-    )
-)
-
-
 # hdtach and torture
 
 
