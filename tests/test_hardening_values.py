@@ -30,7 +30,8 @@ import ssdlab
 from ssdlab import _core, cli, limits
 from ssdlab import cli_values as cv
 from ssdlab.errors import SsdlabError
-from ssdlab.results import ConsistencyResult, HdtachResult
+from ssdlab.results import ConsistencyResult
+from ssdlab.scenarios.hdtach import HdtachResult
 from ssdlab.simulate import Simulator
 
 SSDLAB = Path(sys.executable).parent / "ssdlab"  # the console script

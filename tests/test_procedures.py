@@ -18,11 +18,7 @@ import pytest
 
 import ssdlab
 from ssdlab import _core, procedures, results
-from ssdlab.results import (
-    HDTACH_COLUMNS,
-    HDTACH_FILES,
-    HdtachResult,
-)
+from ssdlab.scenarios.hdtach import COLUMNS as HDTACH_COLUMNS, FILES as HDTACH_FILES, HdtachResult
 from ssdlab.scenarios.used_vs_new import (
     COLUMNS as USED_VS_NEW_COLUMNS,
     FILES as USED_VS_NEW_FILES,

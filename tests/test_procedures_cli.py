@@ -15,7 +15,7 @@ import pytest
 
 import ssdlab
 from ssdlab.cli import main
-from ssdlab.results import HDTACH_FILES
+from ssdlab.scenarios.hdtach import FILES as HDTACH_FILES
 from ssdlab.scenarios.used_vs_new import FILES as USED_VS_NEW_FILES
 from ssdlab.scenarios.wa import FILES as WA_FILES
 

@@ -15,19 +15,18 @@ from fixtures.report_runs import consistency_run, hdtach_run, review_set, used_v
 from ssdlab.errors import SsdlabError
 from ssdlab.report import build_report, load_runs, write_report
 from ssdlab.report.charts import (
-    ALL_PASSES,
     drive_keys,
-    hdtach_chart,
     nice_ceiling,
 )
-from ssdlab.report.load import HdtachRun, expand_run_dirs, spare_label
-from ssdlab.report.tables import MISSING, hdtach_table
+from ssdlab.report.load import expand_run_dirs, spare_label
+from ssdlab.report.tables import MISSING
 from ssdlab.scenarios.consistency_report import (
     LOG_FLOOR_IOPS,
     ConsistencyRun,
     charts as consistency_charts,
     table as consistency_table,
 )
+from ssdlab.scenarios.hdtach import ALL_PASSES, HdtachRun, chart as hdtach_chart, table as hdtach_table
 from ssdlab.scenarios.used_vs_new import UsedVsNewRun
 from ssdlab.scenarios.wa import WaRun, chart as wa_chart, entries as wa_entries
 

@@ -194,6 +194,15 @@ def test_the_spec_checks_are_the_cli_checks() -> None:
                 assert option.convert.type() is next(p for p in command.params if p.name == option.convert.param).type
                 assert not isinstance(option.convert.type(), type(click.STRING))
                 checked += 1
+    from ssdlab.scenarios import all_scenarios
+
+    for entry in all_scenarios():  # a scenario module's spec keys convert with its declarations' types (Opt)
+        command = cli.commands[entry.name]
+        for opt in entry.options:
+            if opt.axis is not None and opt.type is not None:
+                assert opt.type is next(p for p in command.params if p.name == opt.key).type
+                assert not isinstance(opt.type, type(click.STRING))
+                checked += 1
     assert checked >= 30
 
 

@@ -23,13 +23,13 @@ _NAMES = {
     "load_preset": "ssdlab.config",
     "preset_names": "ssdlab.config",
     "SsdlabError": "ssdlab.errors",
-    "hdtach": "ssdlab.procedures",
+    "hdtach": "ssdlab.scenarios.hdtach",
     "saturation": "ssdlab.scenarios.saturation",
-    "torture": "ssdlab.procedures",
+    "torture": "ssdlab.scenarios.torture",
     "used_vs_new": "ssdlab.scenarios.used_vs_new",
     "worst_case_wa": "ssdlab.scenarios.wa",
     "ConsistencyResult": "ssdlab.scenarios.consistency",
-    "HdtachResult": "ssdlab.results",
+    "HdtachResult": "ssdlab.scenarios.hdtach",
     "SaturationResult": "ssdlab.scenarios.saturation",
     "UsedVsNewResult": "ssdlab.scenarios.used_vs_new",
     "WorstCaseWaResult": "ssdlab.scenarios.wa",
@@ -48,11 +48,11 @@ if TYPE_CHECKING:
     from ssdlab._core import __version__
     from ssdlab.config import DriveConfig, load_preset, preset_names
     from ssdlab.errors import SsdlabError
-    from ssdlab.procedures import hdtach, torture
     from ssdlab.replay import ReplayResult
-    from ssdlab.results import HdtachResult
     from ssdlab.scenarios.consistency import ConsistencyResult, consistency
+    from ssdlab.scenarios.hdtach import HdtachResult, hdtach
     from ssdlab.scenarios.saturation import SaturationResult, saturation
+    from ssdlab.scenarios.torture import torture
     from ssdlab.scenarios.used_vs_new import UsedVsNewResult, used_vs_new
     from ssdlab.scenarios.wa import WorstCaseWaResult, worst_case_wa
     from ssdlab.simulate import Simulator, StepResult

@@ -28,11 +28,12 @@ from ssdlab import procedures
 from ssdlab.config import DriveConfig, load_preset
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT
-from ssdlab.results import HdtachResult, write_file_atomically
+from ssdlab.results import write_file_atomically
 from ssdlab.scenarios.consistency import ConsistencyResult, consistency, consistency_steps
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:  # the results of scenarios that live in their own module (ssdlab.scenarios)
+    from ssdlab.scenarios.hdtach import HdtachResult
     from ssdlab.scenarios.saturation import SaturationResult
     from ssdlab.scenarios.used_vs_new import UsedVsNewResult
 
@@ -219,7 +220,7 @@ class _Runner:
             return self.runs[name]
         cfg = cfg if cfg is not None else self.drive(preset)
         functions: Dict[str, Callable[..., Any]] = {
-            "torture": procedures.torture,
+            "torture": scenario_api("torture"),
             "used-vs-new": scenario_api("used-vs-new"),
             "wa": scenario_api("wa"),
             "saturation": scenario_api("saturation"),

@@ -7,7 +7,6 @@ wrong and how to fix it>``, and exit status 2; Ctrl-C ends it with status 130.
 from __future__ import annotations
 
 import errno
-import inspect
 import os
 import re
 import signal
@@ -17,24 +16,19 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import click
 
-from ssdlab import __version__, cli_values as cv, procedures
+from ssdlab import __version__, cli_values as cv
 from ssdlab.config import GC_POLICIES, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import fio_cmd
 from ssdlab.results import (
-    HDTACH_FILES,
-    HdtachResult,
     check_output_dir,
 )
 from ssdlab.scenarios import all_scenarios
 from ssdlab.scenarios.command import (
     default_out as _default_out,
-    finish as _finish,
     header as _header,
     latency_text as _latency,
-    pct_text as _pct_text,
     sim_config as _sim_config,
-    simulate as _simulate,
 )
 from ssdlab.report import write_report
 from ssdlab.sizes import format_size
@@ -98,12 +92,7 @@ def drives() -> None:
         click.echo("  ".join(cells + [r[-1]]))
 
 
-# -- hdtach, torture, used-vs-new, wa --------------------------------------------------------------
-
-
-def _api_default(function: Callable[..., Any], name: str) -> Any:
-    """The default of keyword `name` of an API function: the one home of the procedures' defaults."""
-    return inspect.signature(function).parameters[name].default
+# -- replay's drive options (the scenario commands declare theirs: ssdlab.scenarios.shared) --------
 
 
 def _apply_options(function: Callable[..., Any], options: List[Callable[..., Any]]) -> Callable[..., Any]:
@@ -148,232 +137,10 @@ def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return _apply_options(function, options)
 
 
-def _device_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option(
-            "--device",
-            metavar="PATH",
-            help="Run on a real block device or regular file through fio instead of a simulated drive. DESTRUCTIVE.",
-        ),
-        click.option(
-            "--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file."
-        ),
-        click.option(
-            "--force-signatures",
-            is_flag=True,
-            help="With --device: overwrite even a device or file that carries a filesystem or partition table.",
-        ),
-    ]
-    return _apply_options(function, options)
-
-
-def _minutes_option(default: float, help_text: str, allow_zero: bool = False) -> Callable[..., Any]:
-    return click.option(
-        "--torture-minutes", type=cv.minutes(allow_zero), default=default, show_default=f"{default:g}",
-        metavar="MINUTES", help=help_text
-    )
-
-
-def _compressibility_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--compressibility",
-        type=cv.fraction,
-        default=1.0,
-        show_default="1",
-        metavar="C",
-        help="Compressed size of the data written, as a fraction of its size, in (0, 1]; 1 = incompressible "
-        "(only a compressing drive, e.g. --drive compressing, cares).",
-    )(function)
-
-
 def _replay_formats() -> List[str]:
     from ssdlab.replay.formats import FORMATS
 
     return list(FORMATS)
-def _sample_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--sample-pct",
-        type=cv.percent_of_position,
-        default=procedures.HDTACH_SAMPLE_PCT,
-        show_default=f"{procedures.HDTACH_SAMPLE_PCT:g}",
-        metavar="PCT",
-        help="Percent of each 0.5 % position a pass writes, at its start, in (0, 100]; HD Tach tests areas "
-        "spread over the drive, not every LBA (100: the whole span). Simulated drives only.",
-    )(function)
-
-
-def _print_passes(result: Any) -> None:
-    s = result.summary
-    width = max([len("pass")] + [len(p["name"]) for p in s["passes"]])
-    click.echo(f"  {'pass'.ljust(width)}  {'avg MB/s':>9}  {'min MB/s':>9}  {'% of clean':>10}")
-    for p in s["passes"]:
-        click.echo(
-            f"  {p['name'].ljust(width)}  {p['avg_mb_s']:>9,.1f}  {p['min_mb_s']:>9,.1f}  "
-            f"{_pct_text(p['pct_of_clean']):>10}"
-        )
-    wa = s.get("torture_write_amplification")
-    if isinstance(wa, (int, float)) and wa > 0:
-        click.echo(f"  torture WA {wa:.2f} (NAND ÷ host writes)")
-    click.echo(f"  wall time {s['wall_seconds']:.1f}s")
-
-
-def _device_hdtach(ctx: click.Context, scenario: str, device: str, capacity: Optional[int], out: Optional[str],
-                   report: bool, quiet: bool, yes_destroy_data: bool, force_signatures: bool,
-                   what: str, **options: Any) -> None:
-    """`hdtach`/`torture --device PATH`: the procedure on a real device or file through fio
-    (ssdlab.fio.device), saved like a simulated run."""
-    from ssdlab.fio.device import hdtach_on_device, torture_on_device
-
-    sim_only = [name for name in ("drive", "drive_file", "op", "gc", "seed", "compressibility", "sample_pct")
-                if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
-    if sim_only:
-        flag = "--" + sim_only[0].replace("_", "-")
-        raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(device).name).strip("-") or "device"
-    out_dir = check_output_dir(out if out is not None else _default_out(name, scenario), scenario)
-
-    def announce(target: Any) -> None:
-        if not quiet:
-            size = format_size(target.size_bytes)
-            click.echo(f"ssdlab: {device} ({target.name}, {size}): {what}, through fio", err=True)
-
-    run = hdtach_on_device if scenario == "hdtach" else torture_on_device
-    minutes = options.get("torture_minutes") or 0
-    label = f"{Path(device).name} · " + (
-        f"performance over time & TRIM, {minutes:g} min torture" if scenario == "torture"
-        else "HD Tach" + (f", clean and after {minutes:g} min torture" if minutes else "")
-    )
-    measured = run(device, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
-                   out_dir=out_dir, progress=not quiet, on_start=announce, label=label, **options)
-    result = HdtachResult(measured.passes, measured.summary)
-    path = out_dir  # the device run wrote the result directory atomically
-    if not quiet:
-        for note in result.summary.get("notes", []):
-            click.echo(f"ssdlab: note: {note}", err=True)
-    if _finish(result, path, report, quiet, HDTACH_FILES, written=False):
-        _print_passes(result)
-
-
-@cli.command("hdtach")
-@_minutes_option(
-    _api_default(procedures.hdtach, "torture_minutes"),
-    "Minutes of 4 KiB QD32 random writes (after a sequential fill) before a second pass; 0: the clean pass only.",
-    allow_zero=True,
-)
-@_compressibility_option
-@_sample_option
-@_sim_options
-@_device_options
-@click.pass_context
-def hdtach_cmd(ctx: click.Context, torture_minutes: float, compressibility: float, sample_pct: float,
-               drive: Optional[str],
-               drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int,
-               out: Optional[str], report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
-               force_signatures: bool) -> None:
-    """HD Tach's write test: sequential 128 KiB writes over the span, MB/s by position.
-
-    Secure erase and a clean pass; with --torture-minutes, then a secure erase, a sequential fill,
-    that many minutes of 4 KiB random writes at QD32, and a second pass. Writes hdtach.csv,
-    summary.json and hdtach.png (one line per pass) to the result directory.
-
-    With --device, the same passes run on a real block device or file through fio, with the
-    safety checks of `ssdlab consistency --device`.
-    """
-    what = "HD Tach pass" + (f", {torture_minutes:g} min torture, pass" if torture_minutes else "")
-    if device is not None:
-        _device_hdtach(ctx, "hdtach", device, capacity, out, report, quiet, yes_destroy_data, force_signatures,
-                       what, torture_minutes=torture_minutes)
-        return
-    _no_device_flags(yes_destroy_data, force_signatures)
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options = {"torture_minutes": torture_minutes, "compressibility": compressibility, "sample_pct": sample_pct}
-    result, path = _simulate(cfg, "hdtach", options, what, out, quiet,
-                             lambda progress: procedures.hdtach(cfg, seed=seed, progress=progress, **options),
-                             report)
-    if _finish(result, path, report, quiet, HDTACH_FILES):
-        _print_passes(result)
-
-
-def _no_device_flags(yes_destroy_data: bool, force_signatures: bool) -> None:
-    if yes_destroy_data or force_signatures:
-        raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
-
-
-@cli.command("torture")
-@_minutes_option(
-    _api_default(procedures.torture, "torture_minutes"),
-    "Minutes of 4 KiB QD32 random writes after the sequential fill.",
-)
-@click.option(
-    "--idle-minutes",
-    type=cv.minutes(True),
-    default=_api_default(procedures.torture, "idle_minutes"),
-    show_default=f"{_api_default(procedures.torture, 'idle_minutes'):g}",
-    metavar="MINUTES",
-    help="Idle minutes after the torture (and its pass), then a pass; 0 skips them.",
-)
-@click.option(
-    "--pass-after-torture/--no-pass-after-torture",
-    default=_api_default(procedures.torture, "pass_after_torture"),
-    show_default=True,
-    help="Run a pass right after the torture. A pass rewrites part of every position, so leave it out to see "
-    "what idle time alone does.",
-)
-@click.option(
-    "--then",
-    "then",
-    type=cv.actions,
-    metavar="ACTIONS",
-    help='Further actions after the idle pass, comma-separated: "pass" or "idle:MINUTES", e.g. "pass,idle:120,pass".',
-)
-@click.option(
-    "--trim/--no-trim",
-    default=_api_default(procedures.torture, "trim"),
-    show_default=True,
-    help="Finish with a TRIM of the whole span (a format) and a last pass.",
-)
-@_compressibility_option
-@_sample_option
-@_sim_options
-@_device_options
-@click.pass_context
-def torture_cmd(ctx: click.Context, torture_minutes: float, idle_minutes: float, pass_after_torture: bool,
-                then: Optional[List[str]],
-                trim: bool, compressibility: float, sample_pct: float, drive: Optional[str], drive_file: Optional[str],
-                capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
-                report: bool, quiet: bool, device: Optional[str], yes_destroy_data: bool,
-                force_signatures: bool) -> None:
-    """Performance over time & TRIM: HD Tach passes before and after torture, idle time and TRIM.
-
-    A clean pass; a secure erase, a sequential fill and --torture-minutes of 4 KiB random writes at
-    QD32; a pass; --idle-minutes idle and a pass; the --then actions; a TRIM of the whole span and
-    a last pass. Each pass is named by what came before it. Writes hdtach.csv, summary.json and
-    hdtach.png to the result directory.
-
-    With --device, the same steps run on a real block device or file through fio (idle time is
-    real time), with the safety checks of `ssdlab consistency --device`.
-    """
-    actions = then or []
-    what = f"{torture_minutes:g} min torture" + (", pass" if pass_after_torture else "")
-    if idle_minutes > 0:
-        what += f", {idle_minutes:g} min idle, pass"
-    what += "".join(f", {a[len('idle:'):]} min idle" if a.startswith("idle:") else f", {a}" for a in actions)
-    what += ", TRIM, pass" if trim else ""
-    options = {"torture_minutes": torture_minutes, "idle_minutes": idle_minutes,
-               "pass_after_torture": pass_after_torture, "then": actions, "trim": trim}
-    if device is not None:
-        _device_hdtach(ctx, "torture", device, capacity, out, report, quiet, yes_destroy_data, force_signatures,
-                       what, **options)
-        return
-    _no_device_flags(yes_destroy_data, force_signatures)
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    options["compressibility"] = compressibility
-    options["sample_pct"] = sample_pct
-    result, path = _simulate(cfg, "torture", options, what, out, quiet,
-                             lambda progress: procedures.torture(cfg, seed=seed, progress=progress, **options),
-                             report)
-    if _finish(result, path, report, quiet, HDTACH_FILES):
-        _print_passes(result)
 
 
 # -- replay ----------------------------------------------------------------------------------------

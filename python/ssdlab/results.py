@@ -1,7 +1,7 @@
-"""Result directories (docs/results.md): the procedure results
-(`HdtachResult` for hdtach and torture; the wa and used-vs-new results live in their scenario
-modules, `ssdlab.scenarios.wa` and `ssdlab.scenarios.used_vs_new`; `ConsistencyResult` in
-`ssdlab.scenarios.consistency_result`) and safe, atomic saving.
+"""Result directories (docs/results.md): what the scenarios' results share (`ProcedureResult`, the
+summary's common keys, reading a saved result back) and safe, atomic saving. The results themselves
+live in their scenario modules (`ssdlab.scenarios`: `HdtachResult` in ``hdtach``, `ConsistencyResult`
+in ``consistency_result``, ...); their old names here still resolve.
 
 A result is saved by writing every file into a hidden staging directory next to the target and
 moving the files in only when all of them are written, so a failure (a full disk, Ctrl-C, a bad
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
     from ssdlab.simulate import StepResult
 
 __all__ = [
-    "HDTACH_COLUMNS",
-    "HDTACH_FILES",
-    "HdtachResult",
     "ResultStage",
     "check_output_dir",
     "write_file_atomically",
@@ -51,8 +48,6 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-HDTACH_COLUMNS = ("pass", "position_pct", "mb_s")
-HDTACH_FILES = ("hdtach.csv", "summary.json", "hdtach.png")
 
 MIB = 2**20
 
@@ -190,8 +185,7 @@ def result_file_names() -> frozenset:
     from ssdlab.scenarios import all_scenarios
 
     modules = [name for entry in all_scenarios() for name in entry.files]
-    return frozenset((*HDTACH_FILES, *modules,
-                      *replay_files, "report.html", "fio.json", "fio.txt"))
+    return frozenset((*modules, *replay_files, "report.html", "fio.json", "fio.txt"))
 
 
 def _stale_files(target: Path, staged: Path, names: set) -> List[Path]:
@@ -512,127 +506,7 @@ class ProcedureResult:
         return _write_atomically(out_dir, write)
 
 
-class HdtachResult(ProcedureResult):
-    """An HD Tach-style run: ``hdtach`` (a clean pass, optionally one after torture) or ``torture``
-    (performance over time & TRIM) (docs/results.md, section *hdtach and torture*).
-
-    Attributes:
-        passes: DataFrame ``pass, position_pct, mb_s``: one row per 0.5 % position bucket of each
-            sequential pass, passes in run order; `position_pct` is the bucket's midpoint (0.25,
-            0.75, ... 99.75).
-        summary: the figures of ``summary.json``; ``summary["passes"]`` lists ``{name, avg_mb_s,
-            min_mb_s, pct_of_clean}`` per pass.
-        config: the simulated `DriveConfig` (None for a loaded or real-device result).
-        steps: the `StepResult` of every step (empty for a loaded result).
-    """
-
-    SCENARIOS = ("hdtach", "torture")
-    FILES = HDTACH_FILES
-
-    def __init__(
-        self,
-        passes: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.passes = passes
-        super().__init__(summary, config=config, steps=steps)
-
-    def __repr__(self) -> str:
-        rows = "; ".join(
-            f"{p['name']} {p['avg_mb_s']:.1f} MB/s ({_pct(p.get('pct_of_clean'))})" for p in self.summary["passes"]
-        )
-        return f"<HdtachResult {self.label!r}: {rows}>"
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """One row per pass: ``name, avg_mb_s, min_mb_s, pct_of_clean`` (MB/s are 10^6 bytes/s)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.summary["passes"], columns=["name", "avg_mb_s", "min_mb_s", "pct_of_clean"])
-
-    @classmethod
-    def from_run(
-        cls,
-        *,
-        scenario: str,
-        label: str,
-        config: DriveConfig,
-        steps: List[StepResult],
-        core_summary: Dict[str, Any],
-        params: Dict[str, Any],
-        seed: int,
-        wall_seconds: float,
-    ) -> HdtachResult:
-        """Assembles the result of a finished run (see `ssdlab.procedures`)."""
-        import pandas as pd
-
-        frames, table = [], []
-        for p in core_summary["passes"]:
-            curve = np.asarray(p["curve"], dtype=np.float64)
-            n = len(curve)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "pass": p["name"],
-                        "position_pct": (np.arange(n, dtype=np.float64) + 0.5) * 100.0 / max(n, 1),
-                        "mb_s": curve,
-                    }
-                )
-            )
-            table.append(
-                {
-                    "name": p["name"],
-                    "avg_mb_s": p["avg_mb_s"],
-                    "min_mb_s": p["min_mb_s"],
-                    "pct_of_clean": p["pct_of_clean"],
-                }
-            )
-        if not frames:
-            raise SsdlabError(f"the {scenario} run returned no HD Tach pass")
-        passes = pd.concat(frames, ignore_index=True)
-        summary = procedure_summary(
-            scenario=scenario, label=label, config=config, seed=seed, wall_seconds=wall_seconds, params=params
-        )
-        summary["passes"] = table
-        if "torture_write_amplification" in core_summary:
-            summary["torture_write_amplification"] = core_summary["torture_write_amplification"]
-        return cls(passes, plain(summary), config=config, steps=steps)
-
-    @classmethod
-    def load(cls, directory: PathLike) -> HdtachResult:
-        """Reads a saved hdtach or torture result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        passes = read_csv(d, "hdtach.csv", HDTACH_COLUMNS, finite=("position_pct", "mb_s"))
-        passes["pass"] = passes["pass"].astype(str)
-        return cls(passes, summary)
-
-    def subtitle(self) -> str:
-        s = self.summary
-        block, qd = s.get("block_bytes"), s.get("queue_depth")
-        how = f"{format_size(int(block))} sequential writes at QD{qd}" if block and qd else "sequential writes"
-        pct = s.get("sample_pct")
-        where = "over the whole span" if pct is None or pct >= 100 else f"over the first {pct:g}% of each position"
-        return subtitle(s, f"{how} {where}")
-
-    def charts(self) -> Dict[str, Figure]:
-        """``hdtach.png``: MB/s against position, one line per pass."""
-        from ssdlab.plots import hdtach_figure
-
-        figure = hdtach_figure(self.passes, self.summary["passes"], title=self.label, subtitle=self.subtitle())
-        return {"hdtach.png": figure}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.passes.to_csv(staging / "hdtach.csv", index=False, float_format="%.10g")
-
-
-def _pct(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.0f}% of clean"
-
-
+_HDTACH = {"HdtachResult": "HdtachResult", "HDTACH_COLUMNS": "COLUMNS", "HDTACH_FILES": "FILES"}
 _USED_VS_NEW = {"UsedVsNewResult": "UsedVsNewResult", "USED_VS_NEW_COLUMNS": "COLUMNS", "USED_VS_NEW_FILES": "FILES"}
 _CONSISTENCY = ("ConsistencyResult", "CONSISTENCY_FILES", "CHART_FILES", "IOPS_COLUMNS", "SERIES_COLUMNS",
                 "SUMMARY_KEYS", "LATENCY_KEYS", "burst_seconds")
@@ -640,12 +514,16 @@ _SATURATION = {"SaturationResult": "SaturationResult", "SATURATION_COLUMNS": "CO
 
 
 def __getattr__(name: str) -> Any:
-    """`WorstCaseWaResult`, `UsedVsNewResult` and `ConsistencyResult` (with their columns and files)
-    moved to their scenario modules; the old names still resolve."""
+    """`WorstCaseWaResult`, `HdtachResult`, `UsedVsNewResult`, `ConsistencyResult` and `SaturationResult`
+    (with their columns and files) moved to their scenario modules; the old names still resolve."""
     if name == "WorstCaseWaResult":
         from ssdlab.scenarios.wa import WorstCaseWaResult
 
         return WorstCaseWaResult
+    if name in _HDTACH:  # also what the device runs (ssdlab.fio.device) import from here
+        from ssdlab.scenarios import hdtach
+
+        return getattr(hdtach, _HDTACH[name])
     if name in _USED_VS_NEW:
         from ssdlab.scenarios import used_vs_new
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .charts import Chart, hdtach_chart
-from .load import HdtachRun, Run, SsdlabError, load_runs
+from .charts import Chart
+from .load import Run, SsdlabError, load_runs
 from .page import Section, render
-from .tables import Table, hdtach_table
+from .tables import Table
 
 __all__ = ["Report", "build_report", "load_runs", "write_report"]
 
@@ -98,26 +98,8 @@ def _intro(runs: Sequence[Run]) -> str:
     return f"Built from {dirs}: {what}, on {_and(who)}."
 
 
-def _hdtach_sections(runs: Sequence[Run]) -> list[Section]:
-    hd = hdtach_chart(runs)
-    if not hd:
-        return []
-    lede = (
-        "Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
-        "after idle time and after TRIM, in the order the procedure ran them."
-    )
-    table = hdtach_table(runs)
-    return [Section("hdtach", "Performance over time & TRIM", lede, [hd, *([table] if table else [])])]
-
-
 SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
 """The order of the report's sections, by the scenario that gives them."""
-
-_LEGACY_SECTIONS = {
-    "hdtach": _hdtach_sections,
-}
-"""The sections of the scenarios that do not live in their own module yet (ssdlab.scenarios)."""
-
 
 def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
     """Assemble the sections from loaded runs (see :func:`load_runs`): each scenario's, in
@@ -128,7 +110,7 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
     modules = {s.name: s.report_section for s in all_scenarios() if s.report_section is not None}
     order = list(SECTION_ORDER) + [name for name in modules if name not in SECTION_ORDER]
     for name in order:
-        sections = modules.get(name) or _LEGACY_SECTIONS.get(name)
+        sections = modules.get(name)
         if sections is not None:
             report.sections.extend(sections(runs))
     return report
@@ -163,4 +145,4 @@ def write_report(run_dirs: Iterable[Path], out: Path, title: str | None = None) 
 
 
 # re-exported for callers that check types
-__all__ += ["HdtachRun", "SsdlabError"]
+__all__ += ["SsdlabError"]

@@ -15,20 +15,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .load import HdtachRun, Pass, Run
+from .load import Run
 
 __all__ = [
-    "ALL_PASSES",
     "Chart",
     "drive_keys",
-    "hdtach_chart",
 ]
 
 #: Colours by drive, in the order drives first appear (colour-blind-friendly where it matters).
 PALETTE = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569")
 #: Colours by HD Tach pass, in run order (clean first).
 PASS_COLOURS = ("#059669", "#dc2626", "#2563eb", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#475569")
-ALL_PASSES = "All passes"
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 GRID = "#e5e7eb"
@@ -184,57 +181,3 @@ def drive_keys(runs: Sequence[Run], setting=lambda r: r.spare_area_pct) -> list[
     for i, run in enumerate(runs):
         seen[(labels[i], setting(run))] = seen.get((labels[i], setting(run)), 0) + 1
     return [run.name if seen[(lab, setting(run))] > 1 else lab for lab, run in zip(labels, runs)]
-
-
-# --- HD Tach / torture ---------------------------------------------------------------------------
-
-
-def hdtach_chart(runs: Sequence[Run]) -> Chart | None:
-    """MB/s against position, one spec per (run, pass), plus every pass of a run overlaid."""
-    hruns = [r for r in runs if isinstance(r, HdtachRun)]
-    if not hruns:
-        return None
-    names = [r.drive for r in hruns]
-    if len(set(names)) < len(names):
-        names = [r.name for r in hruns]
-    passes = list(dict.fromkeys(p.name for r in hruns for p in r.passes))
-    rows = [("Drive", names), ("Pass", [ALL_PASSES, *passes])]
-    top = nice_ceiling(max(max(p.mb_s, default=0.0) for r in hruns for p in r.passes) * 1.05)
-
-    colour = {p: PASS_COLOURS[i % len(PASS_COLOURS)] for i, p in enumerate(passes)}
-
-    def trace(run_pass: Pass, colour: str) -> dict[str, Any]:
-        return {
-            "type": "scatter",
-            "mode": "lines",
-            "name": run_pass.name,
-            "x": list(run_pass.position_pct),
-            "y": list(run_pass.mb_s),
-            "line": {"color": colour, "width": 2},
-            "hovertemplate": f"{chart_text(run_pass.name)}<br>%{{x:.1f}} % of span: <b>%{{y:.1f}} MB/s</b><extra></extra>",
-        }
-
-    specs, keys = [], []
-    for d, run in enumerate(hruns):
-        overlay = [trace(p, colour[p.name]) for p in run.passes]
-        choices = [(0, ALL_PASSES, overlay, f"{len(run.passes)} sequential passes, in run order")]
-        for p in run.passes:
-            stats = f"avg {p.avg_mb_s:.1f} MB/s, min {p.min_mb_s:.1f} MB/s"
-            if p.pct_of_clean is not None and p is not run.passes[0]:
-                stats += f", {p.pct_of_clean:.0f}% of clean"
-            choices.append((1 + passes.index(p.name), p.name, [trace(p, colour[p.name])], f"{p.name}: {stats}"))
-        for index, _, data, sub in choices:
-            keys.append((d, index))
-            specs.append(
-                {
-                    "data": data,
-                    "layout": chart_layout(
-                        chart_title(run.name, sub),
-                        chart_axis("Position (% of the tested LBA span)", range=[0, 100], ticksuffix=" %"),
-                        chart_axis("Sequential write (MB/s)", range=[0, top]),
-                        showlegend=len(data) > 1,
-                        hovermode="x unified" if len(data) > 1 else "closest",
-                    ),
-                }
-            )
-    return Chart("hdtach", specs, rows, keys)

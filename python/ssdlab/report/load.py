@@ -11,7 +11,7 @@ import errno
 import io
 import os
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Sequence
 
@@ -24,8 +24,6 @@ if TYPE_CHECKING:  # pandas is imported where a CSV is read (see ssdlab.results)
 
 
 __all__ = [
-    "HdtachRun",
-    "Pass",
     "Run",
     "SsdlabError",
     "expand_run_dirs",
@@ -47,7 +45,7 @@ def spare_label(pct: float | None) -> str:
     return f"{pct:g}% Spare Area"
 
 
-def _num(value: Any) -> float | None:
+def num(value: Any) -> float | None:
     """A finite number, or None (null, NaN, missing, or not a number)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -88,7 +86,7 @@ class Run:
 
     @property
     def spare_area_pct(self) -> float | None:
-        return _num(self.summary.get("spare_area_pct"))
+        return num(self.summary.get("spare_area_pct"))
 
     def default_name(self) -> str:
         """``label`` from the summary, else the drive plus its spare-area setting."""
@@ -107,7 +105,7 @@ class Run:
             if not isinstance(node, Mapping) or part not in node:
                 return None
             node = node[part]
-        return _num(node)
+        return num(node)
 
     # --- reading --------------------------------------------------------------------------
     def _read(self) -> None:
@@ -134,56 +132,6 @@ class Run:
         missing = [k for k in keys if k not in self.summary]
         if missing:
             raise SsdlabError(f"{self.path / SUMMARY}: missing {', '.join(repr(k) for k in missing)}")
-
-
-@dataclass
-class Pass:
-    """One sequential pass of an HD Tach-style run."""
-
-    name: str
-    position_pct: list[float]
-    mb_s: list[float]
-    avg_mb_s: float
-    min_mb_s: float
-    pct_of_clean: float | None
-
-
-@dataclass
-class HdtachRun(Run):
-    scenario_names = ("hdtach", "torture")
-    kind = "hdtach"
-    passes: list[Pass] = field(default_factory=list)
-
-    def _read(self) -> None:
-        frame = self._csv("hdtach.csv", ("pass", "position_pct", "mb_s"), ("position_pct", "mb_s"))
-        if frame.empty:
-            raise SsdlabError(f"{self.path / 'hdtach.csv'}: no rows")
-        frame["pass"] = frame["pass"].astype(str)
-        stated = {}
-        for item in self.summary.get("passes") or []:
-            if isinstance(item, Mapping) and "name" in item:
-                stated[str(item["name"])] = item
-        clean_avg: float | None = None
-        for name in dict.fromkeys(frame["pass"]):  # run order, as in the CSV
-            rows = frame[frame["pass"] == name]
-            given = stated.get(name, {})
-            avg = _num(given.get("avg_mb_s"))
-            low = _num(given.get("min_mb_s"))
-            avg = float(rows["mb_s"].mean()) if avg is None else avg
-            low = float(rows["mb_s"].min()) if low is None else low
-            if clean_avg is None:
-                clean_avg = avg
-            pct = _num(given.get("pct_of_clean"))
-            if pct is None and clean_avg:
-                pct = 100.0 * avg / clean_avg
-            self.passes.append(
-                Pass(name, rows["position_pct"].tolist(), rows["mb_s"].tolist(), avg, low, pct)
-            )
-
-
-for _cls in (HdtachRun,):
-    for _name in _cls.scenario_names:
-        SCENARIOS[_name] = _cls
 
 
 def run_classes() -> dict[str, type[Run]]:

@@ -8,11 +8,9 @@ and ``page.py`` only lays them out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
-from .load import HdtachRun, Run
-
-__all__ = ["Cell", "Table", "hdtach_table"]
+__all__ = ["Cell", "Table"]
 
 MISSING = "—"
 
@@ -44,17 +42,3 @@ def number_cell(value: float | None, fmt: str | Callable[[float], str]) -> Cell:
     if value is None:
         return Cell(MISSING)
     return Cell(fmt(value) if callable(fmt) else format(value, fmt), value)
-
-
-def hdtach_table(runs: Sequence[Run]) -> Table | None:
-    hruns = [r for r in runs if isinstance(r, HdtachRun)]
-    if not hruns:
-        return None
-    table = Table("summary-hdtach", ["Run", "Pass", "Average MB/s", "Minimum MB/s", "% of clean"])
-    for run in hruns:
-        for p in run.passes:
-            table.rows.append(
-                [Cell(run.name), Cell(p.name), number_cell(p.avg_mb_s, ".1f"), number_cell(p.min_mb_s, ".1f"),
-                 number_cell(p.pct_of_clean, ".0f")]
-            )
-    return table

@@ -5,9 +5,9 @@ A scenario module declares its options once (`ssdlab.scenarios.base.Opt`), its s
 function, its result, its charts, its command, its sweep entry and its report section, and ends
 with ``SCENARIO = Scenario(...)``. Adding one is that module plus its line in `MODULES`.
 
-The migration into modules is under way: ``wa`` is the first scenario that lives in one; the others
-are still spread over ``cli``, ``procedures``, ``results``, ``report`` and ``sweep.scenarios``,
-which serve both kinds until every scenario has moved.
+Every scenario lives in its module; ``cli``, ``procedures``, ``results``, ``plots``, ``report``
+and ``sweep.scenarios`` keep what they share, and the old public names (``ssdlab.procedures.hdtach``,
+``ssdlab.results.HdtachResult``, ...) resolve to the modules.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ __all__ = ["MODULES", "Opt", "Scenario", "SweepEntry", "all_scenarios", "get"]
 
 MODULES = (
     "ssdlab.scenarios.consistency",
+    "ssdlab.scenarios.hdtach",
+    "ssdlab.scenarios.torture",
     "ssdlab.scenarios.used_vs_new",
     "ssdlab.scenarios.wa",
     "ssdlab.scenarios.saturation",

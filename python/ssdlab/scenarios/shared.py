@@ -11,7 +11,7 @@ from ssdlab import cli_values as cv
 from ssdlab.config import GC_POLICIES, preset_names
 from ssdlab.scenarios.base import Opt
 
-__all__ = ["COMPRESSIBILITY", "DEVICE", "SIM", "SIM_ONLY", "torture_minutes"]
+__all__ = ["COMPRESSIBILITY", "DEVICE", "SAMPLE_PCT", "SIM", "SIM_ONLY", "torture_minutes"]
 
 SIM = (
     Opt("drive", f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]", metavar="NAME",
@@ -53,6 +53,15 @@ COMPRESSIBILITY = Opt(
     "compressing drive, e.g. --drive compressing, cares).",
     type=cv.fraction, default=1.0, show_default="1", metavar="C", range="(0, 1]",
 )
+
+SAMPLE_PCT = Opt(
+    "sample_pct",
+    "Percent of each 0.5 % position a pass writes, at its start, in (0, 100]; HD Tach tests areas spread over the "
+    "drive, not every LBA (100: the whole span). Simulated drives only.",
+    type=cv.percent_of_position, default=50.0, show_default="50", metavar="PCT", axis=None, range="(0, 100]",
+)
+"""``--sample-pct`` of the HD Tach passes (hdtach, torture; by default the core's `hdtach::SAMPLE_PCT`); not a
+sweep key."""
 
 
 def torture_minutes(default: float, help_text: str, allow_zero: bool = False) -> Opt:

@@ -23,7 +23,6 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
-from ssdlab.limits import parse_number
 from ssdlab.sizes import parse_size
 
 __all__ = ["DRIVE_OPTIONS", "SCENARIOS", "BadValue", "Option", "Scenario", "drive_config", "flag", "number", "path",
@@ -98,40 +97,6 @@ def _words(value: Any, spec_dir: Path) -> List[str]:
             raise BadValue("holds an empty string; give each item a name, or remove it")
         return words
     raise BadValue("must be a string or a list of strings")
-
-
-def _then(value: Any, spec_dir: Path) -> List[str]:
-    """torture's further actions, each ``pass`` or ``idle:MINUTES``: checked by the command line's
-    ``--then`` type, given the actions joined as that option takes them (or, where the option takes
-    plain text, by the core's rule: minutes a positive number), so a bad action is a spec error,
-    not a failed point."""
-    import click
-
-    actions = _words(value, spec_dir)
-    for action in actions:
-        if "," in action:
-            shown = action if len(action) <= 40 else f"{action[:37]}..."
-            raise BadValue(f"the action {shown!r} holds a comma; give each action as a string of its own, e.g. "
-                           '["pass", "idle:120"]')
-    cli_type = CliValue("torture", "then").type()
-    if actions and not isinstance(cli_type, click.types.StringParamType):
-        try:
-            cli_type.convert(",".join(actions), None, None)  # the very text --then would be given
-        except click.BadParameter as err:
-            raise BadValue(" ".join(str(err.message).split())) from None
-        return actions
-    for action in actions:
-        shown = action if len(action) <= 40 else f"{action[:37]}..."
-        minutes = None
-        if action.startswith("idle:"):
-            try:
-                minutes = parse_number(action[len("idle:"):], "idle minutes")
-            except SsdlabError:
-                minutes = None
-        if action != "pass" and (minutes is None or minutes <= 0):
-            raise BadValue(f"unknown torture action {shown!r}: use 'pass' or 'idle:MINUTES' with a positive number "
-                           'of minutes, e.g. ["pass", "idle:120"]')
-    return actions
 
 
 @dataclass(frozen=True)
@@ -327,97 +292,6 @@ def _drive_figures(summary: Mapping[str, Any]) -> Dict[str, Any]:
 def _prepare_drive(options: Dict[str, Any]) -> Dict[str, Any]:
     _check_drive(options)
     return options
-
-
-# hdtach and torture
-
-
-def _passes(s: Dict[str, Any]) -> List[Dict[str, Any]]:
-    return list(s.get("passes") or [])
-
-
-def _hdtach_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    passes = _passes(s)
-    for prefix, p in (("clean", passes[0] if passes else None), ("tortured", passes[1] if len(passes) > 1 else None)):
-        for key in ("avg_mb_s", "min_mb_s", "pct_of_clean"):
-            if prefix == "clean" and key == "pct_of_clean":
-                continue
-            figures[f"{prefix}_{key}"] = None if p is None else p.get(key)
-    return figures
-
-
-def _torture_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    """The clean pass, the slowest pass after it, and every pass by its place in the run (names
-    change with the options, places do not)."""
-    figures = _drive_figures(s)
-    passes = _passes(s)
-    later = [p for p in passes[1:] if p.get("avg_mb_s") is not None]
-    worst = min(later, key=lambda p: p["avg_mb_s"]) if later else None
-    figures["clean_avg_mb_s"] = passes[0].get("avg_mb_s") if passes else None
-    figures["worst_avg_mb_s"] = None if worst is None else worst["avg_mb_s"]
-    figures["worst_pct_of_clean"] = None if worst is None else worst.get("pct_of_clean")
-    figures["torture_write_amplification"] = s.get("torture_write_amplification")
-    for i, p in enumerate(passes):
-        figures[f"pass{i}_name"] = p.get("name")
-        figures[f"pass{i}_avg_mb_s"] = p.get("avg_mb_s")
-        figures[f"pass{i}_pct_of_clean"] = p.get("pct_of_clean")
-    return figures
-
-
-def _run_hdtach(options: Dict[str, Any]) -> Any:
-    from ssdlab.procedures import hdtach
-
-    kwargs = _api_kwargs(options, {"torture_minutes": "torture_minutes", "compressibility": "compressibility",
-                                   "seed": "seed"})
-    return hdtach(drive_config(options), **kwargs)
-
-
-def _run_torture(options: Dict[str, Any]) -> Any:
-    from ssdlab.procedures import torture
-
-    kwargs = _api_kwargs(
-        options,
-        {"torture_minutes": "torture_minutes", "idle_minutes": "idle_minutes",
-         "pass_after_torture": "pass_after_torture", "then": "then", "trim": "trim",
-         "compressibility": "compressibility", "seed": "seed"},
-    )
-    return torture(drive_config(options), **kwargs)
-
-
-_COMPRESSIBILITY = Option("compressibility", CliValue("hdtach", "compressibility"), "number")
-
-register(
-    Scenario(
-        name="hdtach",
-        options=DRIVE_OPTIONS + (Option("torture_minutes", CliValue("hdtach", "torture_minutes"), "number"),
-                                 _COMPRESSIBILITY),
-        run=_run_hdtach,
-        figures=_hdtach_figures,
-        metrics=(("tortured_pct_of_clean", "after torture, % of clean"), ("clean_avg_mb_s", "clean pass, MB/s")),
-        prepare=_prepare_drive,
-    )
-)
-
-register(
-    Scenario(
-        name="torture",
-        options=DRIVE_OPTIONS
-        + (
-            Option("torture_minutes", CliValue("torture", "torture_minutes"), "number"),
-            Option("idle_minutes", CliValue("torture", "idle_minutes"), "number"),
-            Option("pass_after_torture", _flag),
-            Option("then", _then),
-            Option("trim", _flag),
-            _COMPRESSIBILITY,
-        ),
-        run=_run_torture,
-        figures=_torture_figures,
-        metrics=(("worst_pct_of_clean", "slowest pass, % of clean"),
-                 ("torture_write_amplification", "WA over the torture")),
-        prepare=_prepare_drive,
-    )
-)
 
 
 # fio with a job file
