@@ -30,6 +30,14 @@ class Section:
     items: list[Chart | Table] = field(default_factory=list)
 
 
+def chart_section(id: str, heading: str, lede: str, chart: Any, table: Any = None) -> list[Section]:
+    """A scenario's report section: its chart and, if there is one, its table under it; no section
+    when the runs gave no chart."""
+    if not chart:
+        return []
+    return [Section(id, heading, lede, [chart, *([table] if table else [])])]
+
+
 def plotly_js() -> str:
     """The full plotly.js bundle shipped with the plotly package."""
     try:

@@ -32,7 +32,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import PASS_COLOURS, Chart, chart_axis, chart_layout, chart_text, chart_title, nice_ceiling
 from ssdlab.report.load import Run, num
-from ssdlab.report.page import Section
+from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import (
     PathLike,
@@ -555,15 +555,9 @@ def table(runs: Sequence[Run]) -> Table | None:
 
 def report_section(runs: Sequence[Run]) -> List[Section]:
     """The report's "Performance over time & TRIM" section (hdtach and torture runs)."""
-    hd = chart(runs)
-    if not hd:
-        return []
-    lede = (
-        "Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
-        "after idle time and after TRIM, in the order the procedure ran them."
-    )
-    rows = table(runs)
-    return [Section("hdtach", "Performance over time & TRIM", lede, [hd, *([rows] if rows else [])])]
+    lede = ("Sequential write speed across the drive, pass by pass: clean, after random-write torture, "
+            "after idle time and after TRIM, in the order the procedure ran them.")
+    return chart_section("hdtach", "Performance over time & TRIM", lede, chart(runs), table(runs))
 
 
 SCENARIO = Scenario(

@@ -28,7 +28,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import PALETTE, Chart, chart_axis, chart_layout, chart_title
 from ssdlab.report.load import Run
-from ssdlab.report.page import Section
+from ssdlab.report.page import Section, chart_section
 from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, finish, header, save, sim_config
@@ -360,13 +360,11 @@ def chart(runs: Sequence[Run]) -> Optional[Chart]:
 
 
 def report_section(runs: Sequence[Run]) -> List[Section]:
-    bars = chart(runs)
-    if bars is None:
-        return []
+    """The report's "PTS preconditioning" section."""
     lede = ("SNIA PTS starts every test from a purged drive written twice over in 128 KiB sequential writes. A drive "
             "with an SLC cache slows where the cache runs out in the first pass; the second pass overwrites data, "
             "so garbage collection starts.")
-    return [Section(NAME, "PTS preconditioning", lede, [bars])]
+    return chart_section(NAME, "PTS preconditioning", lede, chart(runs))
 
 
 SCENARIO = Scenario(

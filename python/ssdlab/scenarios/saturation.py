@@ -40,7 +40,7 @@ from ssdlab.report.charts import (
     nice_ceiling,
 )
 from ssdlab.report.load import Run
-from ssdlab.report.page import Section
+from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
@@ -562,16 +562,12 @@ def table(runs: Sequence[Run]) -> Table | None:
 
 def report_section(runs: Sequence[Run]) -> List[Section]:
     """The report's "Write saturation" section."""
-    curves = chart(runs)
-    if not curves:
-        return []
     lede = (
         "The whole-drive write of today's reviews: a secure-erased drive written once over, MB/s against GB "
         "written. On a drive with an SLC cache the speed falls where the cache runs out (dashed line); a write "
         "after idle time shows how much of the cache came back."
     )
-    rows = table(runs)
-    return [Section("saturation", "Write saturation", lede, [curves, *([rows] if rows else [])])]
+    return chart_section("saturation", "Write saturation", lede, chart(runs), table(runs))
 
 
 SCENARIO = Scenario(

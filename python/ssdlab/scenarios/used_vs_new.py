@@ -29,7 +29,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import PASS_COLOURS, Chart, chart_axis, chart_layout, chart_text, chart_title, nice_ceiling
 from ssdlab.report.load import Run
-from ssdlab.report.page import Section
+from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
@@ -399,12 +399,8 @@ def table(runs: Sequence[Run]) -> Table | None:
 
 def report_section(runs: Sequence[Run]) -> List[Section]:
     """The report's "Used vs new" section."""
-    bars = chart(runs)
-    if not bars:
-        return []
-    rows = table(runs)
-    return [Section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.",
-                    [bars, *([rows] if rows else [])])]
+    return chart_section("used-vs-new", "Used vs new", "Throughput new, used and after TRIM.", chart(runs),
+                         table(runs))
 
 
 SCENARIO = Scenario(

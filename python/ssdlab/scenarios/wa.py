@@ -30,7 +30,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import Chart, chart_axis, chart_layout, chart_title, nice_ceiling
 from ssdlab.report.load import Run
-from ssdlab.report.page import Section
+from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import MIB, PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
@@ -467,15 +467,11 @@ def table(runs: Sequence[Run]) -> Table | None:
 
 def report_section(runs: Sequence[Run]) -> List[Section]:
     """The report's "Write amplification" section (wa runs and consistency runs' steady WA)."""
-    bars = chart(runs)
-    if not bars:
-        return []
     lede = (
         "Write amplification under the worst case (4 KiB random writes to a full drive): measured as NAND "
         "writes per host write, and estimated the reviews' way as clean speed over worst-case speed."
     )
-    rows = table(runs)
-    return [Section("wa", "Write amplification", lede, [bars, *([rows] if rows else [])])]
+    return chart_section("wa", "Write amplification", lede, chart(runs), table(runs))
 
 
 SCENARIO = Scenario(
