@@ -182,3 +182,21 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     assert err.splitlines() == ["ssdlab: interrupted"]
     assert not (tmp_path / "o").exists()
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_huge_numeral_quoted_back_stays_a_short_line(tmp_path: Path, digits: int) -> None:
+    """A drive file or a sweep spec holding a huge number is refused in one line that names the
+    number's length instead of repeating thousands of digits."""
+    preset = (Path(__file__).resolve().parent.parent / "configs" / "drives" / "mlc-256.toml").read_text()
+    big = "9" * digits
+    drive = tmp_path / "big.toml"
+    drive.write_text("\n".join(f"channels = {big}" if line.startswith("channels =") else line
+                               for line in preset.splitlines()) + "\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'scenario = "consistency"\n[base]\ncapacity = {big}\n[grid]\nseed = [1, 2]\n')
+    for args in (["consistency", "--drive-file", str(drive), "-q"], ["sweep", str(spec), "--out", "o"]):
+        out = run(*args, cwd=tmp_path)
+        assert out.returncode == 2 and out.stderr.startswith("ssdlab: error:"), out.stderr
+        assert len(out.stderr.splitlines()) == 1 and len(out.stderr) < 400, out.stderr
+        assert "digits" in out.stderr or "characters" in out.stderr, out.stderr

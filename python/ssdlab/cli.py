@@ -406,8 +406,17 @@ for _scenario in all_scenarios():  # the scenarios that live in their own module
 # -- entry point -----------------------------------------------------------------------------------
 
 
+_LONG_NUMERAL = re.compile(r"\d{41,}")
+
+
+def _shorten_numeral(match: "re.Match[str]") -> str:
+    digits = match.group(0)
+    return f"{digits[:12]}...({len(digits)} digits)"
+
+
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
     line = " ".join(str(message).split())  # always one line
+    line = _LONG_NUMERAL.sub(_shorten_numeral, line)  # a 5000-digit value quoted back stays readable
     click.echo(f"ssdlab: error: {line}", err=True)
     return status
 

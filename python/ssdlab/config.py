@@ -14,7 +14,6 @@ describes a drive that can be simulated.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, Union, get_args
 
@@ -23,13 +22,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from ssdlab import _core
 from ssdlab.limits import MAX_SCHEDULED_SECONDS
 from ssdlab.errors import SsdlabError
-from ssdlab.inputs import check_path_text, read_text
+from ssdlab.inputs import check_path_text, parse_toml, read_text
 from ssdlab.sizes import parse_size
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "CELL_TYPES",
@@ -357,10 +351,7 @@ class DriveConfig(_Model):
         """A config from a TOML drive file (the format of ``configs/drives/*.toml``)."""
         p = Path(check_path_text(path, "drive file"))
         text = read_text(p, "drive file")
-        try:
-            data = tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, RecursionError) as err:
-            raise SsdlabError(f"drive file {str(p)!r} is not valid TOML: {err}") from None
+        data = parse_toml(text, f"drive file {str(p)!r}")
         what = f"drive file {str(p)!r}"
         try:
             return cls.from_dict(data, what=what)

@@ -18,7 +18,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size
 
 __all__ = ["TEXT_LIMIT", "DATA_LIMIT", "MAX_JSON_DEPTH", "read_bytes", "read_text", "check_path_text", "open_stream",
-           "parse_json"]
+           "parse_json", "parse_toml"]
 
 TEXT_LIMIT = 1 << 20
 """Drive files, job files and includes: 1 MiB (the largest shipped one is a few KiB)."""
@@ -152,3 +152,42 @@ def parse_json(text: str, what: str, max_depth: int = MAX_JSON_DEPTH) -> object:
         return json.loads(text)
     except (ValueError, RecursionError) as err:
         raise SsdlabError(f"{what}: is not valid JSON ({err}); is it the right file?") from None
+
+
+def _toml_trouble(text: str, err: BaseException) -> str:
+    """What a TOML file holds that the parser cannot take although it is TOML: a number too long to
+    read (Python reads at most 4300 digits) or nesting too deep for its recursion."""
+    import re
+
+    if isinstance(err, RecursionError):
+        return "nests arrays or tables too deeply to read; is it the right file?"
+    long = re.search(r"[0-9][0-9_]{40,}", text)
+    if long is None:
+        return f"cannot read it as TOML ({' '.join(str(err).split())[:200]})"
+    start = text.rfind("\n", 0, long.start()) + 1
+    line = text[start:long.start()]
+    key = line.split("=", 1)[0].strip() if "=" in line else ""
+    where = f"line {text.count(chr(10), 0, long.start()) + 1}" + (f" ({key[:40]} = ...)" if key else "")
+    digits = len(long.group(0).replace("_", ""))
+    return (f"{where}: a number of {digits} digits; ssdlab reads whole numbers of at most 64 bits (20 digits), "
+            f"such as seed = 1 or capacity = \"16GiB\"")
+
+
+def parse_toml(text: str, what: str) -> dict:
+    """`text` parsed as TOML (drive files, sweep specs). Every problem is a one-line `SsdlabError`
+    naming `what`: a syntax error, and also what the parser cannot take although it is TOML (a
+    5000-digit number, arrays nested thousands deep), which it raises as ValueError or
+    RecursionError."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SsdlabError(f"{what} is not valid TOML: {' '.join(str(err).split())}") from None
+    except (ValueError, RecursionError) as err:
+        raise SsdlabError(f"{what}: {_toml_trouble(text, err)}") from None
+

@@ -27,22 +27,15 @@ import hashlib
 import json
 import math
 import os
-import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
 from ssdlab.errors import SsdlabError
-from ssdlab.inputs import read_text
+from ssdlab.inputs import parse_toml, read_text
 from ssdlab.sweep import points as pts
 from ssdlab.sweep.points import Point
 from ssdlab.sweep.scenarios import SCENARIOS, BadValue, Scenario, scenario as find_scenario
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python < 3.11
-    import tomli as tomllib
 
 __all__ = ["MAX_POINTS", "SweepSpec", "describe", "load_spec"]
 
@@ -189,23 +182,6 @@ def _key_text(key: Any) -> str:
     return _show(key)
 
 
-def _toml_trouble(text: str, err: BaseException) -> str:
-    """What a TOML file holds that the parser cannot take although it is TOML: a number too long to
-    read (Python reads at most 4300 digits) or nesting too deep for its recursion."""
-    if isinstance(err, RecursionError):
-        return "nests arrays or tables too deeply to read; is it the right file?"
-    long = re.search(r"[0-9][0-9_]{40,}", text)
-    if long is None:
-        return f"cannot read it as TOML ({' '.join(str(err).split())[:200]})"
-    start = text.rfind("\n", 0, long.start()) + 1
-    line = text[start:long.start()]
-    key = line.split("=", 1)[0].strip() if "=" in line else ""
-    where = f"line {text.count(chr(10), 0, long.start()) + 1}" + (f" ({key[:40]} = ...)" if key else "")
-    digits = len(long.group(0).replace("_", ""))
-    return (f"{where}: a number of {digits} digits; ssdlab reads whole numbers of at most 64 bits (20 digits), "
-            f"such as seed = 1 or capacity = \"16GiB\"")
-
-
 def _read_source(source: Any) -> Tuple[Dict[str, Any], str, Path]:
     if isinstance(source, Mapping):
         return dict(source), "sweep spec", Path.cwd()
@@ -217,12 +193,7 @@ def _read_source(source: Any) -> Tuple[Dict[str, Any], str, Path]:
     # The hardened reader: a regular file only, no blocking on a FIFO, a size bound.
     text = read_text(source, "sweep spec")
     path = Path(source)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise SsdlabError(f"{path}: not valid TOML: {' '.join(str(err).split())}") from None
-    except (ValueError, RecursionError) as err:  # a 5000-digit number; arrays nested thousands deep
-        raise SsdlabError(f"{path}: {_toml_trouble(text, err)}") from None
+    data = parse_toml(text, str(path))
     return data, str(path), path.resolve().parent
 
 
