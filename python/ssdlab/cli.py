@@ -12,24 +12,18 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 import click
 
 from ssdlab import __version__, cli_values as cv
-from ssdlab.config import GC_POLICIES, load_preset, preset_names
+from ssdlab.config import load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.cli import fio_cmd
 from ssdlab.results import (
     check_output_dir,
 )
 from ssdlab.scenarios import all_scenarios
-from ssdlab.scenarios.command import (
-    default_out as _default_out,
-    header as _header,
-    latency_text as _latency,
-    sim_config as _sim_config,
-)
 from ssdlab.report import write_report
 from ssdlab.sizes import format_size
 
@@ -92,160 +86,6 @@ def drives() -> None:
         click.echo("  ".join(cells + [r[-1]]))
 
 
-# -- replay's drive options (the scenario commands declare theirs: ssdlab.scenarios.shared) --------
-
-
-def _apply_options(function: Callable[..., Any], options: List[Callable[..., Any]]) -> Callable[..., Any]:
-    """Decorates `function` with click `options`, the first listed shown first in --help."""
-    for option in reversed(options):
-        function = option(function)
-    return function
-
-
-def _sim_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """The simulated-drive and output options the procedure commands share with `consistency`."""
-    options = [
-        click.option(
-            "--drive", metavar="NAME", help=f"Drive preset (see `ssdlab drives`). [default: {preset_names()[0]}]"
-        ),
-        click.option(
-            "--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml)."
-        ),
-        click.option(
-            "--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 16GiB or 256GB; keeps the dies and scales their size."
-        ),
-        click.option(
-            "--op",
-            type=cv.op,
-            metavar="FRACTION",
-            help="Over-provisioning, physical/user - 1 (e.g. 0.28); keeps the NAND, so the user capacity shrinks.",
-        ),
-        click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]"),
-        click.option(
-            "--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Random seed; same seed, same result."
-        ),
-        click.option(
-            "--out",
-            metavar="DIR",
-            help="Result directory (see docs/results.md). [default: runs/<command>-<drive>-<timestamp>]",
-        ),
-        click.option(
-            "--report", is_flag=True, help="Also write an interactive HTML report of the run to DIR/report.html."
-        ),
-        click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary."),
-    ]
-    return _apply_options(function, options)
-
-
-def _replay_formats() -> List[str]:
-    from ssdlab.replay.formats import FORMATS
-
-    return list(FORMATS)
-
-
-# -- replay ----------------------------------------------------------------------------------------
-
-
-def _seconds(value: Any, what: str) -> float:
-    import math
-
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-        raise SsdlabError(f"{what} must be a number of seconds, zero or more, got {value!r}")
-    return float(value)
-
-
-def _positive_int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SsdlabError(f"{what} must be a positive whole number, got {value!r}")
-    return value
-
-
-@cli.command("replay")
-@click.argument("trace", metavar="TRACE")
-@click.option("--format", "fmt", type=click.Choice(("auto",) + tuple(_replay_formats())), default="auto",
-              show_default=True, help="Trace format; auto reads the first lines and says which it chose.")
-@click.option("--trace-device", metavar="ID",
-              help="Replay only this device/volume/disk of a multi-device trace (docs/traces.md names each "
-                   "format's field, e.g. hm_0 for MSR).")
-@click.option("--from", "start_s", type=cv.Checked("s", _seconds), metavar="SECONDS",
-              help="Start of the time window, in seconds from the first selected request.")
-@click.option("--to", "end_s", type=cv.Checked("s", _seconds), metavar="SECONDS",
-              help="End of the time window, in seconds from the first selected request.")
-@click.option("--limit", type=cv.Checked("n", _positive_int, base=int), metavar="N",
-              help="Replay at most N requests.")
-@click.option("--fit", type=click.Choice(("refuse", "wrap", "scale")), default="refuse", show_default=True,
-              help="Offsets beyond the drive's capacity: refuse them, wrap them (modulo the capacity) or scale the "
-                   "trace's extent onto the drive (reads the trace twice).")
-@click.option("--timing", type=click.Choice(("trace", "afap")), default="trace", show_default=True,
-              help="trace: open loop at the trace's timestamps (queueing shows in latency); afap: closed loop, "
-                   "as fast as possible at --qd.")
-@click.option("--speed", type=cv.replay_speed, default=1.0, show_default=True, metavar="X",
-              help="With --timing trace: X times faster (2) or slower (0.5) than recorded.")
-@click.option("--qd", type=cv.queue_depth, default=32, show_default=True, metavar="N",
-              help="With --timing afap: requests kept outstanding.")
-@click.option("--precondition", type=click.Choice(("none", "fill", "steady")), default="none", show_default=True,
-              help="Drive state before the trace: fresh, filled sequentially once, or filled plus random writes "
-                   "of twice its capacity.")
-@click.option("--skip-bad-lines", is_flag=True, help="Count and skip lines the format cannot read, instead of "
-                                                       "stopping at the first.")
-@click.option("--blkparse-action", type=click.Choice(("D", "Q", "C")), default="D", show_default=True,
-              help="blkparse: the event whose lines are the requests (D issued to the device, Q queued, C "
-                   "completed).")
-@_sim_options
-def replay_cmd(trace: str, fmt: str, trace_device: Optional[str], start_s: Optional[float], end_s: Optional[float],
-               limit: Optional[int], fit: str, timing: str, speed: float, qd: int, precondition: str,
-               skip_bad_lines: bool, blkparse_action: str, drive: Optional[str], drive_file: Optional[str],
-               capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
-               report: bool, quiet: bool) -> None:
-    """Replay a block trace on a simulated drive.
-
-    Reads MSR Cambridge, FIU, SPC, Alibaba, Tencent CBS, blkparse, fio iolog (v2, v3) and DiskSim
-    traces, plain or .gz/.bz2/.xz/.zst, streaming (any size, in bounded memory). Writes
-    series.csv (per second), latency.csv (percentiles per direction), summary.json and
-    replay.png to the result directory (docs/traces.md).
-    """
-    from ssdlab.replay import replay
-    from ssdlab.replay.result import REPLAY_FILES
-
-    if report:
-        raise click.UsageError("--report does not show replays yet; the result directory has the chart and tables")
-    if timing == "afap" and speed != 1.0:
-        raise click.UsageError("--speed applies to --timing trace; --timing afap runs as fast as the drive can")
-    if timing == "trace" and qd != 32:
-        raise click.UsageError("--qd applies to --timing afap; with --timing trace the trace's times set the load")
-    cfg = _sim_config(drive, drive_file, capacity, op, gc)
-    out_dir = check_output_dir(out if out is not None else _default_out(cfg.name, "replay"), "replay")
-    if not quiet:
-        how = f"at trace timing x{speed:g}" if timing == "trace" else f"as fast as possible at QD{qd}"
-        click.echo(_header(cfg, f"replay of {trace} {how}, precondition {precondition}"), err=True)
-    result = replay(trace, cfg, format=fmt, trace_device=trace_device, start_s=start_s, end_s=end_s, limit=limit,
-                    fit=fit, timing=timing, speed=speed, qd=qd, precondition=precondition,
-                    skip_bad_lines=skip_bad_lines, blkparse_action=blkparse_action, seed=seed, progress=not quiet)
-    path = result.save(out_dir)
-    if quiet:
-        return
-    s = result.summary
-    click.echo(f"Results in {path}{os.sep}: {', '.join(REPLAY_FILES)}")
-    click.echo(f"  {s['label']}")
-    click.echo(f"  requests   {s['requests']:>14,}   ({s['reads']:,} reads, {s['writes']:,} writes, "
-               f"{s['trims']:,} trims; {sum(s['unaligned_requests'].values()):,} unaligned)")
-    click.echo(f"  host bytes {format_size(s['host_read_bytes']):>14} read, {format_size(s['host_write_bytes'])} "
-               f"written, {format_size(s['host_trim_bytes'])} trimmed")
-    wa = s["write_amplification"]
-    click.echo(f"  write ampl. {('%.3f' % wa) if wa is not None else 'n/a':>13}   ({s['erases']:,} erases, "
-               f"{s['gc_victims']:,} GC victims)")
-    for d in ("read", "write", "trim"):
-        lat = s["latency_us"][d]
-        if lat:
-            click.echo(f"  {d:5} lat.  p50 {_latency(lat['p50']):>9}  p99 {_latency(lat['p99']):>9}  "
-                       f"max {_latency(lat['max']):>9}")
-    skipped = {k: v for k, v in s["lines"].items() if k not in ("read", "requests") and v}
-    if skipped:
-        click.echo("  lines skipped: " + ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in skipped.items()))
-    if s.get("note"):
-        click.echo(f"  note: {s['note']}")
-    click.echo(f"  simulated {s['duration_s']:,.1f} s in {s['wall_seconds']:.1f} s of wall time "
-               f"({s['requests_per_wall_second']:,.0f} requests/s)")
 # -- calibrate -------------------------------------------------------------------------------------
 
 

@@ -5,13 +5,13 @@ A scenario module declares its options once (`ssdlab.scenarios.base.Opt`), its s
 function, its result, its charts, its command, its sweep entry and its report section, and ends
 with ``SCENARIO = Scenario(...)``. Adding one is that module plus its line in `MODULES`.
 
-The review procedures (consistency, hdtach, torture, used-vs-new, wa, saturation) and PTS's
-precondition live in their modules; ``cli``, ``procedures``, ``results``, ``plots``, ``report``
+The review procedures (consistency, hdtach, torture, used-vs-new, wa, saturation), PTS's
+precondition and trace replay live in their modules; ``cli``, ``procedures``, ``results``, ``plots``, ``report``
 and ``sweep.scenarios`` keep what they share, and the old public names
 (``ssdlab.procedures.hdtach``, ``ssdlab.results.HdtachResult``, ...) resolve to the modules.
-``replay`` and ``fio`` still have their commands in ``cli`` and ``fio.cli`` and their sweep
-entries in ``sweep.scenarios`` (their engines are the packages ``ssdlab.replay`` and
-``ssdlab.fio``); they are the next to move.
+(Replay's engine is the package ``ssdlab.replay``.) ``fio`` still has its command in ``fio.cli``
+and its sweep entry in ``sweep.scenarios`` (its engine is the package ``ssdlab.fio``); it is the
+next to move.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ MODULES = (
     "ssdlab.scenarios.wa",
     "ssdlab.scenarios.saturation",
     "ssdlab.scenarios.precondition",
+    "ssdlab.scenarios.replay",
 )
 """The scenario modules, in the order commands, sweeps and report sections list them."""
 

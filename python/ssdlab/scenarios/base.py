@@ -69,17 +69,29 @@ class Opt:
     secondary: Optional[str] = None  # a boolean flag's "off" spelling (``--no-pass-after-torture``)
     multiple: bool = False
     range: str = ""
+    argument: bool = False  # a positional argument (replay's TRACE, fio's JOBFILE), not an option
+    spec_key: Optional[str] = None  # the sweep spec's key when it differs from `key` (replay's ``from``)
+    spec_type: Optional[Callable[[Any, Path], Any]] = None  # reads a spec value (and the spec's directory)
+    # when the command line's type cannot: a path relative to the spec, a table
 
     @property
     def cli_flag(self) -> str:
+        if self.argument:
+            return self.key
         return self.flag or "--" + self.key.replace("_", "-")
+
+    @property
+    def sweep_key(self) -> str:
+        return self.spec_key or self.key
 
     @property
     def api_name(self) -> str:
         return self.api or self.key
 
     def click(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """The click option decorator of ``ssdlab COMMAND``."""
+        """The click option decorator of ``ssdlab COMMAND`` (or its argument)."""
+        if self.argument:
+            return click.argument(self.key, metavar=self.metavar)
         decls: List[str] = [self.cli_flag + (f"/{self.secondary}" if self.secondary else "")]
         if self.short:
             decls.append(self.short)
@@ -120,7 +132,8 @@ class Opt:
     def doc_row(self) -> str:
         """Its row of the options table in docs/parameters.md."""
         default = "" if self.default is None else f"`{self.default}`"
-        return f"| `{self.cli_flag}` | `{self.api_name}` | {default} | {self.range or self.help} |"
+        shown = self.metavar if self.argument else self.cli_flag
+        return f"| `{shown}` | `{self.api_name}` | {default} | {self.range or self.help} |"
 
 
 def apply_options(function: Callable[..., Any], options: Sequence[Opt]) -> Callable[..., Any]:
@@ -145,13 +158,21 @@ class SweepEntry:
     worker (the point's drive, and the API keywords of the options it gives) and returns a result
     with ``summary`` and ``save(dir)``; `figures(summary)` gives the point's columns of
     ``results.parquet`` (scalars); `metrics` are the (column, axis title) pairs charted, the main
-    one first; `label_keys` the keys the result's own label already names."""
+    one first; `label_keys` the keys the result's own label already names. `required`: the keys
+    a spec must give; `prepare(options)` checks and prepares a point's options on the client (after
+    the drive's check), `content(options)` is what a point depends on beyond the spec's text (part
+    of the spec's hash; None: the drive file); `spec_only`: keys a spec takes that no command option
+    has (fio's ``env``)."""
 
     run: Callable[[Any, Dict[str, Any]], Any]
     figures: Callable[[Dict[str, Any]], Dict[str, Any]]
     metrics: Tuple[Tuple[str, str], ...]
     label_keys: frozenset = frozenset({"drive", "drive_file"})
     reportable: bool = True
+    required: Tuple[str, ...] = ()
+    prepare: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None
+    content: Optional[Callable[[Dict[str, Any]], Any]] = None
+    spec_only: Tuple[Opt, ...] = ()
 
 
 def drive_figures(summary: Dict[str, Any]) -> Dict[str, Any]:

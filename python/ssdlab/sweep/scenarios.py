@@ -402,98 +402,6 @@ register(
 )
 
 
-# replay of a block trace
-
-
-def _trace(value: Any, spec_dir: Path) -> Path:
-    path = _path(value, spec_dir)
-    if not path.is_file():
-        raise BadValue(f"no such trace ({path}); give a path relative to the spec's directory, or an absolute one "
-                       f"(workers on other machines read the same path)")
-    return path
-
-
-def _choice(*allowed: str) -> Converter:
-    def convert(value: Any, spec_dir: Path) -> str:
-        if not isinstance(value, str) or value not in allowed:
-            raise BadValue(f"must be one of {', '.join(allowed)}")
-        return value
-
-    return convert
-
-
-def _text(value: Any, spec_dir: Path) -> str:
-    if not isinstance(value, str) or not value:
-        raise BadValue("must be a non-empty string")
-    return value
-
-
-def _trace_content(options: Dict[str, Any]) -> Any:
-    """A trace may be many GB: its size and modification time stand for its contents."""
-    st = Path(options["trace"]).stat()
-    return [options.get("drive_file"), str(options["trace"]), st.st_size, st.st_mtime_ns]
-
-
-def _run_replay(options: Dict[str, Any]) -> Any:
-    from ssdlab.replay import replay
-
-    kwargs = _api_kwargs(options, {"format": "format", "trace_device": "trace_device", "from": "start_s",
-                                   "to": "end_s", "limit": "limit", "fit": "fit", "timing": "timing",
-                                   "speed": "speed", "qd": "qd", "precondition": "precondition",
-                                   "skip_bad_lines": "skip_bad_lines", "blkparse_action": "blkparse_action",
-                                   "seed": "seed"})
-    return replay(options["trace"], drive_config(options), **kwargs)
-
-
-def _replay_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    for key in ("requests", "host_read_bytes", "host_write_bytes", "host_trim_bytes", "write_amplification",
-                "erases", "duration_s"):
-        figures[key] = s.get(key)
-    for d in ("read", "write"):
-        lat = (s.get("latency_us") or {}).get(d) or {}
-        figures[f"{d}_p99_us"] = lat.get("p99")
-        figures[f"{d}_mean_us"] = lat.get("mean")
-    return figures
-
-
-def _replay_formats() -> Tuple[str, ...]:
-    from ssdlab.replay.formats import FORMATS
-
-    return ("auto",) + tuple(FORMATS)
-
-
-register(
-    Scenario(
-        name="replay",
-        options=DRIVE_OPTIONS
-        + (
-            Option("trace", _trace),
-            Option("format", _choice(*_replay_formats())),
-            Option("trace_device", _text),
-            Option("from", CliValue("replay", "start_s"), "number"),
-            Option("to", CliValue("replay", "end_s"), "number"),
-            Option("limit", CliValue("replay", "limit", "whole"), "number"),
-            Option("fit", _choice("refuse", "wrap", "scale")),
-            Option("timing", _choice("trace", "afap")),
-            Option("speed", CliValue("replay", "speed"), "number"),
-            Option("qd", CliValue("replay", "qd", "whole"), "number"),
-            Option("precondition", _choice("none", "fill", "steady")),
-            Option("skip_bad_lines", _flag),
-            Option("blkparse_action", _choice("D", "Q", "C")),
-        ),
-        run=_run_replay,
-        figures=_replay_figures,
-        metrics=(("write_amplification", "write amplification"), ("write_p99_us", "write latency p99 (µs)"),
-                 ("read_p99_us", "read latency p99 (µs)")),
-        required=("trace",),
-        prepare=_prepare_drive,
-        reportable=False,
-        content=_trace_content,
-    )
-)
-
-
 # the scenarios that live in their own module (ssdlab.scenarios): their options come from the one
 # declaration the command line is built from
 
@@ -503,25 +411,31 @@ def _declared(option: Any) -> Option:
 
     def convert(value: Any, spec_dir: Path) -> Any:
         try:
-            return option.convert(value)
+            return option.spec_type(value, spec_dir) if option.spec_type is not None else option.convert(value)
+        except BadValue:
+            raise
         except SsdlabError as err:
             raise BadValue(str(err)) from None
 
-    return Option(option.key, convert, option.axis or "category")
+    return Option(option.sweep_key, convert, option.axis or "category")
 
 
 def _module_scenario(entry: Any) -> Scenario:
-    own = tuple(_declared(o) for o in entry.options if o.axis is not None)
-    api = {o.key: o.api_name for o in entry.options}
-    api["seed"] = "seed"
     sweep = entry.sweep
+    own = tuple(_declared(o) for o in entry.options + sweep.spec_only if o.axis is not None)
+    api = {o.sweep_key: o.api_name for o in entry.options}
+    api["seed"] = "seed"
 
     def run(options: Dict[str, Any]) -> Any:
         return sweep.run(drive_config(options), _api_kwargs(options, api))
 
+    def prepare(options: Dict[str, Any]) -> Dict[str, Any]:
+        options = _prepare_drive(options)
+        return sweep.prepare(options) if sweep.prepare is not None else options
+
     return Scenario(name=entry.name, options=DRIVE_OPTIONS + own, run=run, figures=sweep.figures,
-                    metrics=sweep.metrics, prepare=_prepare_drive, label_keys=sweep.label_keys,
-                    reportable=sweep.reportable)
+                    metrics=sweep.metrics, required=sweep.required, prepare=prepare, label_keys=sweep.label_keys,
+                    reportable=sweep.reportable, content=sweep.content or _drive_file_content)
 
 
 def _register_modules() -> None:
