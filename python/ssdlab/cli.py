@@ -19,7 +19,6 @@ import click
 from ssdlab import __version__, cli_values as cv
 from ssdlab.config import load_preset, preset_names
 from ssdlab.errors import SsdlabError
-from ssdlab.fio.cli import fio_cmd
 from ssdlab.results import (
     check_output_dir,
 )
@@ -238,7 +237,6 @@ def _safe_name(name: str) -> str:
 POINTS_DIR = "points"
 
 
-cli.add_command(fio_cmd)
 for _scenario in all_scenarios():  # the scenarios that live in their own module (ssdlab.scenarios)
     cli.add_command(_scenario.click_command())
 

@@ -181,11 +181,10 @@ def result_file_names() -> frozenset:
     earlier result of the same scenario (besides fio's job charts). A device run's ``fio``
     directory is not among them: it holds the raw measurements (fio's own JSON and logs), which
     saving the same result again (``result.save(dir)`` after the run wrote `dir`) must keep."""
-    replay_files = ("series.csv", "latency.csv", "summary.json", "replay.png")  # ssdlab.replay.result.REPLAY_FILES
     from ssdlab.scenarios import all_scenarios
 
     modules = [name for entry in all_scenarios() for name in entry.files]
-    return frozenset((*modules, *replay_files, "report.html", "fio.json", "fio.txt"))
+    return frozenset((*modules, "report.html", "fio.json", "fio.txt"))
 
 
 def _stale_files(target: Path, staged: Path, names: set) -> List[Path]:

@@ -6,12 +6,10 @@ function, its result, its charts, its command, its sweep entry and its report se
 with ``SCENARIO = Scenario(...)``. Adding one is that module plus its line in `MODULES`.
 
 The review procedures (consistency, hdtach, torture, used-vs-new, wa, saturation), PTS's
-precondition and trace replay live in their modules; ``cli``, ``procedures``, ``results``, ``plots``, ``report``
-and ``sweep.scenarios`` keep what they share, and the old public names
+precondition, trace replay and fio job files live in their modules (the engines of replay and fio
+are the packages ``ssdlab.replay`` and ``ssdlab.fio``); ``cli``, ``procedures``, ``results``,
+``plots``, ``report`` and ``sweep.scenarios`` keep what they share, and the old public names
 (``ssdlab.procedures.hdtach``, ``ssdlab.results.HdtachResult``, ...) resolve to the modules.
-(Replay's engine is the package ``ssdlab.replay``.) ``fio`` still has its command in ``fio.cli``
-and its sweep entry in ``sweep.scenarios`` (its engine is the package ``ssdlab.fio``); it is the
-next to move.
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ MODULES = (
     "ssdlab.scenarios.saturation",
     "ssdlab.scenarios.precondition",
     "ssdlab.scenarios.replay",
+    "ssdlab.scenarios.fio",
 )
 """The scenario modules, in the order commands, sweeps and report sections list them."""
 

@@ -2,9 +2,9 @@
 
 A scenario is an entry in `SCENARIOS`: its options (the spec keys, named after the command line's
 options: ``spare_area`` is ``--spare-area``), how the client checks and prepares them, how a worker
-runs one point, and which summary figures become the columns of ``results.parquet``. Adding one
-(a trace ``replay``, say) is one `register(Scenario(...))` call; nothing else in the sweep package
-names a scenario.
+runs one point, and which summary figures become the columns of ``results.parquet``. Every
+scenario comes from its module's `SweepEntry` (``ssdlab.scenarios``); `register(Scenario(...))`
+adds one from elsewhere; nothing else in the sweep package names a scenario.
 
 The split of the work between the two sides: `Option.convert` and `Scenario.prepare` run on the
 client, before anything runs, and turn spec values into what the run needs (sizes into bytes, a
@@ -15,11 +15,10 @@ worker and returns a result with ``summary`` and ``save(dir)``, the same objects
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 from ssdlab.config import GC_POLICIES, DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
@@ -164,13 +163,6 @@ def _path(value: Any, spec_dir: Path) -> Path:
     return path if path.is_absolute() else spec_dir / path
 
 
-def _jobfile(value: Any, spec_dir: Path) -> Path:
-    path = _path(value, spec_dir)
-    if not path.is_file():
-        raise BadValue(f"no such job file ({path}); give a path relative to the spec's directory, or an absolute one")
-    return path
-
-
 def _drive_file(value: Any, spec_dir: Path) -> Dict[str, Any]:
     """The drive file's settings (a dict: workers build the config from it, wherever they run)."""
     try:
@@ -179,12 +171,6 @@ def _drive_file(value: Any, spec_dir: Path) -> Dict[str, Any]:
         raise
     except SsdlabError as err:
         raise BadValue(str(err)) from None
-
-
-def _env(value: Any, spec_dir: Path) -> Dict[str, str]:
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
-        raise BadValue('must be a table of variables such as { RUNTIME = "60" }')
-    return {str(k): str(v) for k, v in value.items()}
 
 
 number, whole, size, flag, words, path = _number, _whole, _size, _flag, _words, _path
@@ -292,114 +278,6 @@ def _drive_figures(summary: Mapping[str, Any]) -> Dict[str, Any]:
 def _prepare_drive(options: Dict[str, Any]) -> Dict[str, Any]:
     _check_drive(options)
     return options
-
-
-# fio with a job file
-
-
-class FioResult:
-    """A job-file run as the sweep saves it: ``ssdlab fio --out DIR``'s files and the logs."""
-
-    def __init__(self, run: Any) -> None:
-        from ssdlab.fio import output
-
-        self.run = run
-        self.summary: Dict[str, Any] = output.summary(run)
-
-    def save(self, out_dir: Any) -> Path:
-        from ssdlab.fio import output
-
-        output.save(self.run, out_dir)
-        # `summary` (whose label the sweep sets) is what summary.json holds
-        (Path(out_dir) / "summary.json").write_text(
-            json.dumps(self.summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
-        )
-        output.write_logs(self.run, out_dir)
-        return Path(out_dir)
-
-
-def _prepare_fio(options: Dict[str, Any]) -> Dict[str, Any]:
-    """Parses the job file (with `env` for its ``${VAR}``) on the client; workers get the parsed
-    form."""
-    from ssdlab.fio import jobfile
-
-    _check_drive(options)
-    prepared = dict(options)
-    prepared["jobfile"] = jobfile.parse(options["jobfile"], env=options.get("env", {}))
-    prepared.pop("env", None)
-    _check_fio(prepared)
-    return prepared
-
-
-def _check_fio(prepared: Dict[str, Any]) -> None:
-    """What ``ssdlab fio`` checks before it runs, on the client: the sections named exist, and every
-    job (options the simulator refuses, such as ``exec_prerun``, values out of range, a job the
-    point's drive cannot hold) is planned against the point's drive as the command plans it. A
-    drive that cannot be built is left to the point (it fails alone, as documented)."""
-    from ssdlab.fio.translate import plan
-
-    job = prepared["jobfile"]
-    sections: Optional[Sequence[str]] = prepared.get("section")
-    if sections:
-        known = {j.section for j in job.jobs()}
-        missing = [s for s in sections if s not in known]
-        if missing:
-            shown = missing[0] if len(missing[0]) <= 60 else f"{missing[0][:57]}..."
-            raise SsdlabError(f"section {shown!r}: {job.path} has no job section of that name; its sections are "
-                              f"{', '.join(sorted(known)[:10]) or 'none'}{' ...' if len(known) > 10 else ''}")
-    try:
-        user_bytes = int(drive_config(prepared).describe()["user_capacity_bytes"])
-    except SsdlabError:
-        return
-    plan(job, user_bytes, sequential_jobs=prepared.get("sequential_jobs", False),
-         sections=list(sections) if sections else None)
-
-
-def _fio_content(options: Dict[str, Any]) -> Any:
-    sections = [[s.name, [[o.name, o.value] for o in s.options]] for s in options["jobfile"].sections]
-    return [options.get("drive_file"), sections]
-
-
-def _run_fio(options: Dict[str, Any]) -> Any:
-    from ssdlab.fio.simrun import run_plan
-    from ssdlab.fio.translate import plan
-
-    cfg = drive_config(options)
-    user_bytes = int(cfg.describe()["user_capacity_bytes"])
-    sections: Optional[Sequence[str]] = options.get("section")
-    p = plan(options["jobfile"], user_bytes, sequential_jobs=options.get("sequential_jobs", False),
-             sections=list(sections) if sections else None)
-    return FioResult(run_plan(p, cfg, options.get("seed", 1)))
-
-
-def _fio_figures(s: Dict[str, Any]) -> Dict[str, Any]:
-    figures = _drive_figures(s)
-    for job in s.get("jobs") or []:
-        prefix = f"job{job.get('job')}_{job.get('name')}"
-        for key in ("read_iops", "write_iops", "write_amplification"):
-            figures[f"{prefix}_{key}"] = job.get(key)
-    return figures
-
-
-register(
-    Scenario(
-        name="fio",
-        options=DRIVE_OPTIONS
-        + (
-            Option("jobfile", _jobfile),
-            Option("env", _env),
-            Option("section", _words),
-            Option("sequential_jobs", _flag),
-        ),
-        run=_run_fio,
-        figures=_fio_figures,
-        metrics=(),  # the columns depend on the job file: the charts take the last job's write IOPS
-        required=("jobfile",),
-        prepare=_prepare_fio,
-        reportable=False,
-        content=_fio_content,
-    )
-)
 
 
 # the scenarios that live in their own module (ssdlab.scenarios): their options come from the one

@@ -1,23 +1,97 @@
-"""The ``ssdlab fio`` command (``ssdlab consistency --device`` is in ``ssdlab.scenarios.consistency``).
+"""``ssdlab fio``: a fio job file on a simulated drive (or, with --device, through the system fio on
+a real one), the scenario in one module.
 
-`ssdlab.cli` registers `fio_cmd`; errors are `SsdlabError`/click exceptions, which ssdlab.cli turns
-into one ``ssdlab: error:`` line.
+The fio engine is the package ``ssdlab.fio`` (reading and planning job files, the simulated run,
+fio's output formats, the device run and its safety checks; docs/fio.md); this module holds what
+makes it a scenario: its options (declared once), its command, its sweep entry (`FioResult`, the
+job file parsed and planned on the client) and ``SCENARIO``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import click
 
 from ssdlab import cli_values as cv
 from ssdlab.config import GC_POLICIES, DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, drive_figures, spec_path
+from ssdlab.scenarios.shared import DEVICE
 from ssdlab.sizes import format_size
 
-__all__ = ["fio_cmd"]
+__all__ = ["OPTIONS", "SCENARIO", "FioResult"]
+
+NAME = "fio"
+
+
+# -- how a sweep spec reads the keys the command line reads otherwise --------------------------------
+
+
+def _jobfile(value: Any, spec_dir: Path) -> Path:
+    path = spec_path(value, spec_dir)
+    if not path.is_file():
+        raise SsdlabError(f"no such job file ({path}); give a path relative to the spec's directory, or an absolute "
+                          f"one")
+    return path
+
+
+def _words(value: Any, spec_dir: Path) -> List[str]:
+    from ssdlab.sweep.scenarios import words
+
+    return words(value, spec_dir)
+
+
+def _env(value: Any, spec_dir: Path) -> Dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+        raise SsdlabError('must be a table of variables such as { RUNTIME = "60" }')
+    return {str(k): str(v) for k, v in value.items()}
+
+
+DRIVE = (
+    Opt("drive", "Drive preset (see `ssdlab drives`). [default: the first preset]", metavar="NAME", kind="text",
+        axis="category"),
+    Opt("drive_file", "Drive described in a TOML file (like configs/drives/*.toml).", metavar="PATH", kind="text",
+        axis="category"),
+    Opt("capacity", "User capacity, e.g. 2GiB or 256GB.", type=cv.capacity, metavar="SIZE", kind="size",
+        axis="size"),
+    Opt("op", "Over-provisioning, physical/user - 1.", type=cv.op, metavar="FRACTION"),
+    Opt("gc", "GC victim policy. [default: the drive's]", type=click.Choice(GC_POLICIES), kind="text",
+        axis="category"),
+    Opt("seed", "Seeds the drive and every job's offsets (a job's randseed= overrides its own).", type=cv.SEED,
+        default=1, show_default=True, metavar="N", kind="whole"),
+)
+"""The simulated drive, as ``ssdlab fio`` words it (the sweep's drive keys are every scenario's)."""
+
+OPTIONS = (
+    Opt("jobfile", "The fio job file (docs/fio.md).", metavar="JOBFILE", argument=True, kind="text",
+        axis="category", spec_type=_jobfile, range="a fio job file"),
+    Opt("output_format", "fio's report format.", type=click.Choice(["normal", "json"]), default="normal",
+        show_default=True, kind="text", axis=None, range="normal / json"),
+    Opt("output", "Write the report to FILE instead of stdout.", metavar="FILE", kind="text", axis=None),
+    Opt("out", "Result directory: fio.json, fio.txt, summary.json, iops.csv, series.csv, one IOPS chart per job, "
+        "and the job file's logs.", metavar="DIR", kind="text", axis=None),
+    Opt("sections", "Run only this job section (repeatable).", flag="--section", spec_key="section", multiple=True,
+        metavar="NAME", kind="text", axis="category", spec_type=_words),
+    Opt("sequential_jobs", "Run jobs that fio would run at the same time (no stonewall) one after another.",
+        is_flag=True, kind="flag", axis="category"),
+    Opt("quiet", "No progress bars and no notes on stderr.", short="-q", is_flag=True, kind="flag", axis=None),
+    Opt("device", "Run the job file with the system fio on this block device or regular file (filename= is "
+        "overridden) instead of a simulated drive. DESTRUCTIVE.", metavar="PATH", kind="text", axis=None),
+) + DEVICE[1:]
+
+ORDER = ("jobfile", "drive", "drive_file", "capacity", "op", "gc", "seed", "output_format", "output", "out",
+         "sections", "sequential_jobs", "quiet", "device", "yes_destroy_data", "force_signatures")
+
+ENV = Opt("env", "The job file's ${VAR} values (a sweep spec's table).", kind="text", axis="category",
+          spec_type=_env)
+"""A spec's ``env``: the command line has none (the shell's environment gives the job file's variables)."""
+
+
+# -- the command -----------------------------------------------------------------------------------
 
 
 def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[int], op: Optional[float],
@@ -30,33 +104,7 @@ def _config(drive: Optional[str], drive_file: Optional[str], capacity: Optional[
     return drive_config(base, capacity=capacity, op=op, gc=gc)
 
 
-@click.command("fio")
-@click.argument("jobfile", metavar="JOBFILE")
-@click.option("--drive", metavar="NAME", help="Drive preset (see `ssdlab drives`). [default: the first preset]")
-@click.option("--drive-file", metavar="PATH", help="Drive described in a TOML file (like configs/drives/*.toml).")
-@click.option("--capacity", type=cv.capacity, metavar="SIZE", help="User capacity, e.g. 2GiB or 256GB.")
-@click.option("--op", type=cv.op, metavar="FRACTION", help="Over-provisioning, physical/user - 1.")
-@click.option("--gc", type=click.Choice(GC_POLICIES), help="GC victim policy. [default: the drive's]")
-@click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N",
-              help="Seeds the drive and every job's offsets (a job's randseed= overrides its own).")
-@click.option("--output-format", "output_format", type=click.Choice(["normal", "json"]), default="normal",
-              show_default=True, help="fio's report format.")
-@click.option("--output", metavar="FILE", help="Write the report to FILE instead of stdout.")
-@click.option("--out", metavar="DIR",
-              help="Result directory: fio.json, fio.txt, summary.json, iops.csv, series.csv, one IOPS chart per job, "
-                   "and the job file's logs.")
-@click.option("--section", "sections", multiple=True, metavar="NAME", help="Run only this job section (repeatable).")
-@click.option("--sequential-jobs", is_flag=True,
-              help="Run jobs that fio would run at the same time (no stonewall) one after another.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no notes on stderr.")
-@click.option("--device", metavar="PATH",
-              help="Run the job file with the system fio on this block device or regular file (filename= is "
-                   "overridden) instead of a simulated drive. DESTRUCTIVE.")
-@click.option("--yes-destroy-data", is_flag=True, help="With --device: allow overwriting the device or an existing file.")
-@click.option("--force-signatures", is_flag=True,
-              help="With --device: overwrite even a device or file that carries a filesystem or partition table.")
-@click.pass_context
-def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: Optional[str],
+def command(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: Optional[str],
             capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, output_format: str,
             output: Optional[str], out: Optional[str], sections: Tuple[str, ...], sequential_jobs: bool,
             quiet: bool, device: Optional[str], yes_destroy_data: bool, force_signatures: bool) -> None:
@@ -90,7 +138,7 @@ def fio_cmd(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
     cfg = _config(drive, drive_file, capacity, op, gc)
     user_bytes = int(cfg.describe()["user_capacity_bytes"])
     plan = make_plan(parsed, user_bytes, sequential_jobs=sequential_jobs, sections=list(sections) or None)
-    out_dir = check_output_dir(out, "fio") if out is not None else None
+    out_dir = check_output_dir(out, NAME) if out is not None else None
     _check_output_file(output, out_dir)
     if out_dir is not None:  # relative log names stay inside --out (docs/safety.md)
         logfiles.check_log_names(plan, out_dir)
@@ -175,7 +223,7 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
     if sim_only:
         flag = "--" + sim_only[0].replace("_", "-")
         raise click.UsageError(f"{flag} applies to simulated drives only; it cannot be combined with --device")
-    out_dir = check_output_dir(out, "fio") if out is not None else None
+    out_dir = check_output_dir(out, NAME) if out is not None else None
     _check_output_file(output, out_dir)
     pending: List[Any] = []
 
@@ -210,3 +258,103 @@ def _fio_on_device(ctx: click.Context, jobfile: str, device: str, *, capacity: O
             f"fio's files in {run.workdir}{os.sep}"
         wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
+
+
+# -- the sweep entry -------------------------------------------------------------------------------
+
+
+class FioResult:
+    """A job-file run as the sweep saves it: ``ssdlab fio --out DIR``'s files and the logs."""
+
+    def __init__(self, run: Any) -> None:
+        from ssdlab.fio import resultdir
+
+        self.run = run
+        self.summary: Dict[str, Any] = resultdir.summary(run)
+
+    def save(self, out_dir: Any) -> Path:
+        from ssdlab.fio import logfiles, resultdir
+
+        resultdir.save(self.run, out_dir)
+        # `summary` (whose label the sweep sets) is what summary.json holds
+        (Path(out_dir) / "summary.json").write_text(
+            json.dumps(self.summary, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        )
+        logfiles.write_logs(self.run, out_dir)
+        return Path(out_dir)
+
+
+def _prepare(options: Dict[str, Any]) -> Dict[str, Any]:
+    """Parses the job file (with `env` for its ``${VAR}``) on the client; workers get the parsed
+    form."""
+    from ssdlab.fio import jobfile
+
+    prepared = dict(options)
+    prepared["jobfile"] = jobfile.parse(options["jobfile"], env=options.get("env", {}))
+    prepared.pop("env", None)
+    _check(prepared)
+    return prepared
+
+
+def _check(prepared: Dict[str, Any]) -> None:
+    """What ``ssdlab fio`` checks before it runs, on the client: the sections named exist, and every
+    job (options the simulator refuses, such as ``exec_prerun``, values out of range, a job the
+    point's drive cannot hold) is planned against the point's drive as the command plans it. A
+    drive that cannot be built is left to the point (it fails alone, as documented)."""
+    from ssdlab.fio.planner import plan
+    from ssdlab.sweep.scenarios import drive_config
+
+    job = prepared["jobfile"]
+    sections: Optional[Sequence[str]] = prepared.get("section")
+    if sections:
+        known = {j.section for j in job.jobs()}
+        missing = [s for s in sections if s not in known]
+        if missing:
+            shown = missing[0] if len(missing[0]) <= 60 else f"{missing[0][:57]}..."
+            raise SsdlabError(f"section {shown!r}: {job.path} has no job section of that name; its sections are "
+                              f"{', '.join(sorted(known)[:10]) or 'none'}{' ...' if len(known) > 10 else ''}")
+    try:
+        user_bytes = int(drive_config(prepared).describe()["user_capacity_bytes"])
+    except SsdlabError:
+        return
+    plan(job, user_bytes, sequential_jobs=prepared.get("sequential_jobs", False),
+         sections=list(sections) if sections else None)
+
+
+def _content(options: Dict[str, Any]) -> Any:
+    sections = [[s.name, [[o.name, o.value] for o in s.options]] for s in options["jobfile"].sections]
+    return [options.get("drive_file"), sections]
+
+
+def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> FioResult:
+    from ssdlab.fio.planner import plan
+    from ssdlab.fio.simrun import run_plan
+
+    user_bytes = int(cfg.describe()["user_capacity_bytes"])
+    sections: Optional[Sequence[str]] = kwargs.get("sections")
+    p = plan(kwargs["jobfile"], user_bytes, sequential_jobs=kwargs.get("sequential_jobs", False),
+             sections=list(sections) if sections else None)
+    return FioResult(run_plan(p, cfg, kwargs.get("seed", 1)))
+
+
+def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
+    figures = drive_figures(s)
+    for job in s.get("jobs") or []:
+        prefix = f"job{job.get('job')}_{job.get('name')}"
+        for key in ("read_iops", "write_iops", "write_amplification"):
+            figures[f"{prefix}_{key}"] = job.get(key)
+    return figures
+
+
+SCENARIO = Scenario(
+    name=NAME,
+    options=OPTIONS,
+    groups=(DRIVE,),
+    command=command,
+    context=True,
+    order=ORDER,
+    sweep=SweepEntry(run=_sweep_run, figures=_sweep_figures,
+                     metrics=(),  # the columns depend on the job file: the charts take the last job's write IOPS
+                     required=("jobfile",), prepare=_prepare, reportable=False, content=_content,
+                     spec_only=(ENV,)),
+)
