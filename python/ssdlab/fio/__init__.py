@@ -18,7 +18,9 @@ module          does
 `resultdir`     the ``ssdlab fio`` result directory (JSON, text, summary, CSVs, charts)
 `runner`        runs the system fio and reads its JSON and logs back
 `safety`        refuses destructive runs on devices and files that hold data
+`session`       what every device run shares: erase and TRIM, SMART, the safe staging, fio runs
 `device`        the review procedures (consistency, HD Tach, torture) on a real device or file
+`devrun`        a job file on a real device or file
 ==============  ===================================================================================
 
 See docs/fio.md for the option table and the mapping rules.

@@ -30,29 +30,25 @@ milliseconds, so buckets written in under a few milliseconds (small, fast files)
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
 import json
 import math
 import os
 import re
-import shutil
-import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
-from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import logfiles, runner, smart
-from ssdlab.fio.safety import Target, check_target
+from ssdlab.fio.safety import Target
+from ssdlab.fio.session import (Session, common_summary, device_run, fio_time, open_session, secure_erase,
+                                smart_writes, target_label, trim_range)
 from ssdlab import limits
-from ssdlab.results import ConsistencyResult, LATENCY_KEYS, ResultStage, burst_seconds, check_output_dir
+from ssdlab.results import ConsistencyResult, LATENCY_KEYS, burst_seconds, check_output_dir
 from ssdlab.sizes import format_size, parse_size
 
 __all__ = [
@@ -70,193 +66,6 @@ PASS_BLOCK = 128 * 1024
 BUCKETS = 200  # 0.5 % of the span each
 MIB = 2.0**20
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-# -- erase and TRIM -----------------------------------------------------------------------------------
-
-_FALLOC_FL_KEEP_SIZE = 0x01
-_FALLOC_FL_PUNCH_HOLE = 0x02
-
-
-def _punch_hole(path: Path, length: int) -> None:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-    fd = os.open(path, os.O_RDWR)
-    try:
-        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
-        if libc.fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, 0, length) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _blkdiscard(path: Path, length: int) -> Tuple[bool, str]:
-    exe = shutil.which("blkdiscard")
-    if exe is None:
-        return False, "blkdiscard not found (util-linux)"
-    r = subprocess.run([exe, "--offset", "0", "--length", str(length), str(path)], capture_output=True, text=True,
-                       timeout=3600)
-    if r.returncode == 0:
-        return True, "blkdiscard"
-    return False, (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-
-
-def trim_range(target: Target) -> str:
-    """TRIMs the tested range; returns how. Raises `SsdlabError` when it cannot."""
-    length = target.size_bytes // 4096 * 4096
-    if target.is_file:
-        try:
-            _punch_hole(target.path, length)
-            return "punched holes (fallocate)"
-        except OSError as e:
-            raise SsdlabError(f"{target.path}: cannot punch holes to TRIM it: {e.strerror or e}") from None
-    ok, how = _blkdiscard(target.path, length)
-    if not ok:
-        raise SsdlabError(f"{target.path}: TRIM (blkdiscard) failed: {how}")
-    return how
-
-
-def secure_erase(target: Target) -> Tuple[str, List[str]]:
-    """Returns the method used and notes. A file is emptied by punching holes (or truncating); a
-    block device is discarded; whole NVMe namespaces fall back to ``nvme format --ses=1``."""
-    notes: List[str] = []
-    length = target.size_bytes // 4096 * 4096
-    if target.is_file:
-        try:
-            _punch_hole(target.path, length)
-            return "punched holes over the file (fallocate)", notes
-        except OSError as e:
-            size = target.path.stat().st_size
-            os.truncate(target.path, 0)
-            os.truncate(target.path, size)
-            notes.append(f"punching holes failed ({e.strerror or e}); truncated the file to 0 and back instead")
-            return "truncate", notes
-    ok, how = _blkdiscard(target.path, length)
-    if ok:
-        return "blkdiscard of the tested range", notes
-    nvme = shutil.which("nvme")
-    whole = target.partition_of is None and re.fullmatch(r"nvme\d+n\d+", target.path.name or "")
-    if nvme and whole:
-        r = subprocess.run([nvme, "format", str(target.path), "--ses=1", "--force"], capture_output=True, text=True,
-                           timeout=3600)
-        if r.returncode == 0:
-            return "nvme format --ses=1", notes
-        how += f"; nvme format: {(r.stderr.strip().splitlines() or ['failed'])[-1]}"
-    notes.append(f"could not erase {target.path} ({how}); the test starts from the drive's current state")
-    return "none", notes
-
-
-# -- SMART --------------------------------------------------------------------------------------------
-
-
-def _smart(target: Target) -> Optional[smart.SmartWrites]:
-    if target.is_file:
-        return None
-    dev = Path(target.partition_of) if target.partition_of else target.path
-    return smart.read_smart(dev)
-
-
-# -- common helpers -----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Session:
-    target: Target
-    io: runner.IoSetup
-    workdir: Path
-    progress: bool
-    notes: List[str] = field(default_factory=list)
-    runs: int = 0
-
-    def base_options(self, size: int) -> Dict[str, Any]:
-        return {
-            "filename": str(self.target.path.resolve()),
-            "ioengine": self.io.engine,
-            "direct": 1 if self.io.direct else 0,
-            "size": size,
-            "thread": True,
-            "norandommap": True,
-        }
-
-    def run(self, jobs: Sequence[runner.FioJobSpec], size: int, comment: str,
-            extra: Optional[Dict[str, Any]] = None) -> runner.FioOutput:
-        self.runs += 1
-        sub = self.workdir / f"{self.runs:02d}-{jobs[0].name}"
-        opts = dict(self.base_options(size), **(extra or {}))
-        return runner.run(opts, jobs, sub, progress=self.progress, comment=comment)
-
-
-@contextlib.contextmanager
-def device_run(path: PathLike, *, capacity: Optional[int], yes_destroy_data: bool, force_signatures: bool,
-               out_dir: Optional[PathLike]) -> Iterator[Tuple[Target, Optional[ResultStage]]]:
-    """The safe frame of every device run: checks fio, the output directory and the target (in that
-    order, before anything is written), stages the result directory, and on any error, Ctrl-C or
-    SIGTERM removes the staging directory and a file the run created, so a failed run leaves
-    nothing behind. The caller commits the stage when the result is complete."""
-    runner.fio_path()  # fail early without fio
-    if capacity is not None:
-        capacity = parse_size(capacity, what="capacity")
-    if out_dir is not None:
-        check_output_dir(out_dir)
-    target = check_target(path, destroy_ok=yes_destroy_data, force_signatures=force_signatures, capacity=capacity)
-    stage: Optional[ResultStage] = None
-    ok = False
-    try:
-        stage = ResultStage(out_dir) if out_dir is not None else None
-        yield target, stage
-        ok = True
-    except runner.FioFailed as err:
-        if stage is not None and stage.path in err.workdir.parents:  # removed below: point nowhere
-            raise SsdlabError(f"{err.brief()} (no result was written to {out_dir})") from None
-        raise
-    finally:
-        if stage is not None and not stage.done:
-            stage.discard()
-        if not ok and target.created:
-            with contextlib.suppress(OSError):
-                os.unlink(target.path)
-
-
-def _open_session(target: Target, stage: Optional[ResultStage], progress: bool,
-                  on_start: Optional[Callable[[Target], None]] = None) -> _Session:
-    if on_start is not None:
-        on_start(target)
-    io = runner.probe_io(target.path)
-    if not io.direct and not target.is_file:
-        raise SsdlabError(f"{target.path}: fio cannot open the device with O_DIRECT; refusing a buffered run on a device")
-    if stage is not None:
-        workdir = stage.path / "fio"
-    else:
-        import tempfile
-
-        workdir = Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    s = _Session(target, io, workdir, progress, notes=list(target.notes) + list(io.notes))
-    if io.engine == "psync":
-        s.notes.append("ioengine=psync keeps one IO in flight: the queue depth is 1 whatever --qd says")
-    return s
-
-
-def _fio_time(seconds: float) -> str:
-    """A checked duration as fio reads it: whole milliseconds (at least 1)."""
-    return f"{max(int(round(seconds * 1000)), 1)}ms"
-
-
-def _label(target: Target) -> str:
-    return target.name or target.path.name
-
-
-def _common_summary(s: _Session, scenario: str, label: str, started: float) -> Dict[str, Any]:
-    return {
-        "scenario": scenario,
-        "label": label,
-        "drive": _label(s.target),
-        "device": str(s.target.path),
-        "seed": None,
-        "ssdlab_version": _core.__version__,
-        "wall_seconds": time.perf_counter() - started,
-    }
 
 
 # -- consistency --------------------------------------------------------------------------------------
@@ -317,7 +126,7 @@ def consistency_on_device(
     with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
                     out_dir=out_dir) as (target, stage):
         span = _span(target.size_bytes, spare_area_pct, block_size)
-        s = _open_session(target, stage, progress, on_start)
+        s = open_session(target, stage, progress, on_start)
         result = _consistency(s, span, spare_area_pct, duration_s, qd, block_size, label)
         if stage is not None:
             result.save(stage.path)
@@ -338,10 +147,10 @@ def _span(size: int, spare_area_pct: float, block_size: int) -> int:
     return span
 
 
-def _consistency(s: _Session, span: int, spare_area_pct: float, duration_s: float, qd: int, block_size: int,
+def _consistency(s: Session, span: int, spare_area_pct: float, duration_s: float, qd: int, block_size: int,
                  label: Optional[str]) -> "DeviceConsistencyResult":
     started = time.perf_counter()
-    before = _smart(s.target)
+    before = smart_writes(s.target)
     method, notes = secure_erase(s.target)
     s.notes += notes
     seconds = int(math.ceil(duration_s))
@@ -349,13 +158,13 @@ def _consistency(s: _Session, span: int, spare_area_pct: float, duration_s: floa
         runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
         runner.FioJobSpec("random-write", {
             "stonewall": True, "rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
-            "runtime": _fio_time(duration_s), "log_avg_msec": 1000, "write_iops_log": "random-write",
+            "runtime": fio_time(duration_s), "log_avg_msec": 1000, "write_iops_log": "random-write",
             "write_bw_log": "random-write", "write_lat_log": "random-write",
         }, planned_seconds=duration_s),
     ]
     out = s.run(jobs, span, comment=f"ssdlab consistency on {s.target.path}: sequential fill, then "
                                       f"{duration_s:g} s of {format_size(block_size)} random writes at QD{qd}")
-    after = _smart(s.target)
+    after = smart_writes(s.target)
     d = out.workdir
     iops_log = logfiles.read_log(d / "random-write_iops.2.log")
     bw_log = logfiles.read_log(d / "random-write_bw.2.log")
@@ -387,7 +196,7 @@ def _consistency(s: _Session, span: int, spare_area_pct: float, duration_s: floa
     wa = smart.write_amplification(before, after)
     if wa["smart_source"] is None:
         s.notes.append("no SMART write counters (a file, no smartctl, or none exposed): write amplification unknown")
-    summary: Dict[str, Any] = dict(_common_summary(s, "consistency", label or f"{_label(s.target)} · {spare_area_pct:g}% spare area", started))
+    summary: Dict[str, Any] = dict(common_summary(s, "consistency", label or f"{target_label(s.target)} · {spare_area_pct:g}% spare area", started))
     summary.update({
         "user_capacity_bytes": s.target.size_bytes,
         "op": None,
@@ -452,7 +261,7 @@ def minutes_label(minutes: float) -> str:
     return f"{minutes:.0f} min" if float(minutes).is_integer() else f"{minutes} min"
 
 
-def _hdtach_pass(s: _Session, span: int, name: str, block_bytes: int, queue_depth: int) -> pd.DataFrame:
+def _hdtach_pass(s: Session, span: int, name: str, block_bytes: int, queue_depth: int) -> pd.DataFrame:
     safe = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "pass"
     job = runner.FioJobSpec(f"pass-{safe}", {"rw": "write", "bs": block_bytes, "iodepth": queue_depth,
                                            "write_lat_log": "pass", "log_offset": 1}, planned_bytes=span)
@@ -464,14 +273,14 @@ def _hdtach_pass(s: _Session, span: int, name: str, block_bytes: int, queue_dept
     return frame
 
 
-def _fill_and_torture(s: _Session, span: int, minutes: float) -> Tuple[str, List[str]]:
+def _fill_and_torture(s: Session, span: int, minutes: float) -> Tuple[str, List[str]]:
     """The core's fill_and_torture: secure erase, a 128 KiB QD32 sequential fill, then `minutes` of
     4 KiB QD32 random writes."""
     method, notes = secure_erase(s.target)
     jobs = [
         runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
         runner.FioJobSpec("torture", {"stonewall": True, "rw": "randwrite", "bs": 4096, "iodepth": 32,
-                                      "time_based": True, "runtime": _fio_time(minutes * 60)},
+                                      "time_based": True, "runtime": fio_time(minutes * 60)},
                           planned_seconds=minutes * 60),
     ]
     s.run(jobs, span, comment=f"ssdlab fill and torture: sequential fill, then {minutes:g} min of 4 KiB random "
@@ -573,7 +382,7 @@ def run_procedure(
     with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
                     out_dir=out_dir) as (target, stage):
         span = _pass_span(target.size_bytes, block_bytes)
-        s = _open_session(target, stage, progress, on_start)
+        s = open_session(target, stage, progress, on_start)
         result = _procedure(s, span, steps, scenario, progress, label, block_bytes, queue_depth, params)
         if stage is not None:
             from ssdlab.results import HdtachResult as SavedHdtach
@@ -611,11 +420,11 @@ def _check_steps(steps: Sequence[Tuple[str, Any]]) -> List[Tuple[str, Any]]:
     return out
 
 
-def _procedure(s: _Session, span: int, steps: Sequence[Tuple[str, Any]], scenario: str, progress: bool,
+def _procedure(s: Session, span: int, steps: Sequence[Tuple[str, Any]], scenario: str, progress: bool,
                label: Optional[str], block_bytes: int, queue_depth: int,
                params: Optional[Dict[str, Any]]) -> HdtachResult:
     started = time.perf_counter()
-    before = _smart(s.target)
+    before = smart_writes(s.target)
     torture_wa: Optional[float] = None
     frames = []
     done: List[str] = []
@@ -628,10 +437,10 @@ def _procedure(s: _Session, span: int, steps: Sequence[Tuple[str, Any]], scenari
             frames.append(_hdtach_pass(s, span, str(arg), block_bytes, queue_depth))
             done.append(f"pass '{arg}'")
         elif kind == "torture":
-            t0 = _smart(s.target)
+            t0 = smart_writes(s.target)
             method, notes = _fill_and_torture(s, span, float(arg))
             s.notes += notes
-            torture_wa = smart.write_amplification(t0, _smart(s.target))["write_amplification"]
+            torture_wa = smart.write_amplification(t0, smart_writes(s.target))["write_amplification"]
             done.append(f"secure erase ({method}), fill, {minutes_label(float(arg))} torture")
         elif kind == "idle":
             _idle(float(arg), progress)
@@ -640,9 +449,9 @@ def _procedure(s: _Session, span: int, steps: Sequence[Tuple[str, Any]], scenari
             done.append(f"TRIM ({trim_range(s.target)})")
         else:
             raise SsdlabError(f"unknown procedure step {kind!r}")
-    after = _smart(s.target)
+    after = smart_writes(s.target)
     frame = pd.concat(frames, ignore_index=True)
-    summary = _common_summary(s, scenario, label or f"{_label(s.target)} · HD Tach", started)
+    summary = common_summary(s, scenario, label or f"{target_label(s.target)} · HD Tach", started)
     wa = smart.write_amplification(before, after)
     summary.update({
         "passes": _pass_table(frame),

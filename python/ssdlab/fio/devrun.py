@@ -6,7 +6,7 @@ The job file goes through the same parser and the same checks as a simulated run
 the same line. Then, after `ssdlab.fio.safety.check_target` (nothing is written to a mounted, in-use
 or signed device, or an existing file, unless the flags say so):
 
-* the target is erased like the simulated drive starts fresh (`device.secure_erase`: blkdiscard,
+* the target is erased like the simulated drive starts fresh (`session.secure_erase`: blkdiscard,
   hole punching for a file);
 * fio runs the job file's sections as written (after ``include`` and ``${VAR}`` expansion), with
   ``filename=PATH`` in a leading ``[global]`` and every ``filename``/``directory``/``filename_format``
@@ -42,7 +42,7 @@ from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import jobfile as jf
 from ssdlab.fio import jsonout, logfiles, resultdir, runner, smart
-from ssdlab.fio.device import _smart, secure_erase
+from ssdlab.fio.session import secure_erase, smart_writes
 from ssdlab.fio.jobplan import JobPlan
 from ssdlab.fio.planner import FioPlan, plan as make_plan
 from ssdlab.fio.safety import Target
@@ -326,7 +326,7 @@ def run_jobfile_on_device(
     the result directory (fio's own files in ``out_dir/fio``, the job file's relative logs) is
     written there atomically once the run succeeded (after `finish(run)`, e.g. writing the report);
     a failed or interrupted run leaves nothing there, nor a file it created."""
-    from ssdlab.fio.device import device_run
+    from ssdlab.fio.session import device_run
 
     runner.fio_path()
     parsed = jf.parse(jobfile, env=env)
@@ -360,7 +360,7 @@ def _run(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity: Optional[i
     workdir = staged / "fio" if staged is not None else Path(tempfile.mkdtemp(prefix="ssdlab-fio-"))
     workdir.mkdir(parents=True, exist_ok=True)
     notes = list(target.notes)
-    before = _smart(target)
+    before = smart_writes(target)
     erase, erase_notes = secure_erase(target)
     notes += erase_notes
     notes.append(f"started from an erased {'file' if target.is_file else 'device'} ({erase}), as a simulated drive starts fresh")
@@ -370,7 +370,7 @@ def _run(parsed: jf.JobFile, plan: FioPlan, target: Target, capacity: Optional[i
     specs = [runner.FioJobSpec(p.name, {}, planned_bytes=p.workload.get("byte_limit"),
                                planned_seconds=p.workload.get("duration_s")) for p in plan.jobs]
     result = runner.run({}, specs, workdir, progress=progress, normal=True, text=text)
-    wa = smart.write_amplification(before, _smart(target))
+    wa = smart.write_amplification(before, smart_writes(target))
     iops, series = _frames(plan, result.doc, workdir, prefixes, notes)
     summary = _summary(plan, target, result.doc, wa, notes, time.perf_counter() - started, erase)
     return DeviceFioRun(plan, target, result.doc, result.text, iops, series, summary, workdir, notes)
