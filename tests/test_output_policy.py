@@ -12,7 +12,6 @@ at nothing that was deleted.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import os
@@ -24,7 +23,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings

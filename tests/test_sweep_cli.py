@@ -86,7 +86,7 @@ def test_a_sweep_on_a_separately_started_scheduler_with_two_workers(scheduler: s
         f"ssdlab: sweep consistency: spare_area 3 x gc 2 (6 points); 6 to run on 2 workers at {scheduler}\n")
     assert "Traceback" not in run.stderr
     assert run.stdout.splitlines()[:2] == [
-        f"Results in study/: results.parquet, points/, charts/ (4 charts), report.html",
+        "Results in study/: results.parquet, points/, charts/ (4 charts), report.html",
         f"  6 points: 4 with results, 2 failed; 6 run now in {run.stdout.split(' run now in ')[1].split(' s')[0]} s on "
         f"the Dask scheduler at {scheduler}, 0 done before",
     ]

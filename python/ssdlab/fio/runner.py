@@ -14,7 +14,6 @@ the page cache, with a note). The probe only reads 4 KiB, under fio's ``--readon
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess

@@ -14,6 +14,7 @@ from ssdlab.results import PathLike, _write_atomically, plain
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
     import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = ["REPLAY_FILES", "ReplayResult"]
 
