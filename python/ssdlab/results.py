@@ -28,7 +28,6 @@ import numpy as np
 from ssdlab import _core
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT, check_path_text, parse_json, read_bytes, read_text
-from ssdlab.outputs import remove_made_dirs, temp_name
 from ssdlab.sizes import format_size
 
 # pandas (with pyarrow, ~0.3 s to import) is imported where a frame is made, so the CLI reaches the
@@ -263,6 +262,8 @@ class ResultStage:
             # accepts as --out works (a 255-byte final component included); next to where a
             # symbolic link --out leads, so the files move in by rename on the same file system.
             near = Path(os.path.realpath(self.target)).parent if self.target.is_symlink() else self.target.parent
+            from ssdlab.outputs import temp_name  # imported when a result is saved, not with the CLI
+
             self.path = near / temp_name("stage")
             os.mkdir(self.path)
         except OSError as err:
@@ -278,6 +279,8 @@ class ResultStage:
             self.discard()
 
     def _remove_parents(self) -> None:
+        from ssdlab.outputs import remove_made_dirs
+
         remove_made_dirs(self._made)
         self._made = []
 
