@@ -16,6 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from ssdlab import moved
+
 __all__ = [
     "DPI",
     "FIGSIZE",
@@ -93,10 +95,13 @@ def bar_figure(title: str, subtitle: str, n: int) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def __getattr__(name: str) -> Any:
-    """The consistency charts moved to their scenario module; the old names still resolve."""
-    if name in ("consistency_figures", "LOG_FLOOR"):
-        from ssdlab.scenarios import consistency_result
+_MOVED = {
+    "consistency_figures": "ssdlab.scenarios.consistency_result:consistency_figures",
+    "LOG_FLOOR": "ssdlab.scenarios.consistency_result:LOG_FLOOR",
+}
+"""The consistency charts, now in their scenario module (ssdlab.fio.resultdir imports them from here)."""
 
-        return getattr(consistency_result, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    """The names in `_MOVED` resolve to their scenario module."""
+    return moved.resolve(__name__, name, _MOVED)

@@ -1,8 +1,8 @@
-"""The reviewers' other procedures on a simulated drive: HD Tach passes, performance over time &
-TRIM (torture), used vs new, and estimated worst-case write amplification.
-
-Each function checks its arguments, runs the core's procedure (``crates/ssdlab/src/scenario/``)
-with the GIL released, and returns a result that saves a result directory (docs/results.md).
+"""What the scenarios that run one of the core's procedures share (``crates/ssdlab/src/scenario/``:
+hdtach, torture, used-vs-new, wa, saturation): the argument checks, the step lists progress bars
+read, and running a procedure with the GIL released (`execute`). Each procedure's API function,
+parameters and plan live in its scenario module (``ssdlab.scenarios``); `procedure_steps` finds
+them through the registry.
 
     >>> import ssdlab
     >>> drive = ssdlab.load_preset("idle-gc").with_user_capacity("8GiB")
@@ -17,6 +17,7 @@ import inspect
 import time
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from ssdlab import moved
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.simulate import Progress, Simulator, StepResult, _check_seed, _number, _resolve_config, _whole
@@ -55,37 +56,26 @@ def fill_and_torture(minutes: float) -> List[Dict[str, Any]]:
     return [{"step": "secure_erase"}, run_step("fill"), run_step(f"torture {minutes_label(minutes)}", minutes * 60.0)]
 
 
-def _plan(name: str, p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
-    """The steps the core runs for procedure `name` with parameters `p` (labels as the core gives
-    them; only the fields progress bars read). Mirrors scenario/{hdtach,torture,used_vs_new,wa}.rs;
-    tests/test_procedures.py checks it against the core's runs."""
-    module = _module_procedure(name)
-    if module is not None:
-        return module[2](p, user_bytes)
-    raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
-
-
-def _module_procedure(name: str) -> Optional[Tuple[Any, Any, Any]]:
-    """(API function, parameters, plan) of a procedure that lives in its scenario module."""
+def _procedure(name: str) -> Tuple[Any, Any, Any]:
+    """(API function, parameters, plan) of procedure `name`, from its scenario module."""
     from ssdlab import scenarios
 
     entry = scenarios.get(name)
-    return entry.procedure if entry is not None else None
+    if entry is None or entry.procedure is None:
+        raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
+    return entry.procedure
 
 
 def _params(name: str, options: Dict[str, Any]) -> Dict[str, Any]:
     """The core's parameters for procedure `name` called with keyword arguments `options`; the
     defaults are those of the procedure's function."""
-    module = _module_procedure(name)
-    if module is None:
-        raise SsdlabError(f"unknown procedure {name!r}; choose one of {', '.join(PROCEDURES)}")
-    function, build = module[:2]
-    known = [k for k in inspect.signature(function).parameters if k not in ("config", "seed", "progress", "label")]
+    function, build, _ = _procedure(name)
+    signature = inspect.signature(function).parameters
+    known = [k for k in signature if k not in ("config", "seed", "progress", "label")]
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise SsdlabError(f"{name} has no option {unknown[0]!r}; its options are {', '.join(known)}")
-    defaults = {k: inspect.signature(function).parameters[k].default for k in known}
-    params: Dict[str, Any] = build(**{**defaults, **options})
+    params: Dict[str, Any] = build(**{**{k: signature[k].default for k in known}, **options})
     return params
 
 
@@ -95,7 +85,7 @@ def procedure_steps(name: str, config: Config = None, **options: Any) -> List[Di
     progress bars. Only ``step``, the workload ``label`` and ``duration_s``, and idle ``seconds``
     are filled in; invalid options that only the core checks are not refused here."""
     cfg = _resolve_config(config)
-    return _plan(name, _params(name, options), cfg.describe()["user_capacity_bytes"])
+    return _procedure(name)[2](_params(name, options), cfg.describe()["user_capacity_bytes"])
 
 
 # -- running ---------------------------------------------------------------------------------------
@@ -106,7 +96,7 @@ def execute(
 ) -> Tuple[List[StepResult], Dict[str, Any], float]:
     sim = Simulator(cfg, seed)
     started = time.perf_counter()
-    steps, summary = sim._run_procedure(name, params, _plan(name, params, sim.user_bytes), progress)
+    steps, summary = sim._run_procedure(name, params, _procedure(name)[2](params, sim.user_bytes), progress)
     return steps, summary, time.perf_counter() - started
 
 
@@ -114,27 +104,21 @@ def compressed(label: str, compressibility: float) -> str:
     return label if compressibility >= 1 else f"{label}, data compressible to {100 * compressibility:g}%"
 
 
+_MOVED = {
+    "worst_case_wa": "ssdlab.scenarios.wa:worst_case_wa",
+    "hdtach": "ssdlab.scenarios.hdtach:hdtach",
+    "HDTACH_BLOCK_BYTES": "ssdlab.scenarios.hdtach:HDTACH_BLOCK_BYTES",
+    "HDTACH_QD": "ssdlab.scenarios.hdtach:HDTACH_QD",
+    "HDTACH_SAMPLE_PCT": "ssdlab.scenarios.hdtach:HDTACH_SAMPLE_PCT",
+    "POSITION_BUCKETS": "ssdlab.scenarios.hdtach:POSITION_BUCKETS",
+    "torture": "ssdlab.scenarios.torture:torture",
+    "used_vs_new": "ssdlab.scenarios.used_vs_new:used_vs_new",
+    "OS_REWRITE_PCT": "ssdlab.scenarios.used_vs_new:OS_REWRITE_PCT",
+    "saturation": "ssdlab.scenarios.saturation:saturation",
+}
+"""The procedures' API functions and constants, now in their scenario modules."""
+
+
 def __getattr__(name: str) -> Any:
-    """`worst_case_wa`, `used_vs_new`, `hdtach` and `torture` moved to their scenario modules; the old names
-    still resolve."""
-    if name == "worst_case_wa":
-        from ssdlab.scenarios.wa import worst_case_wa
-
-        return worst_case_wa
-    if name in ("hdtach", "HDTACH_BLOCK_BYTES", "HDTACH_QD", "HDTACH_SAMPLE_PCT", "POSITION_BUCKETS"):
-        from ssdlab.scenarios import hdtach
-
-        return getattr(hdtach, name)
-    if name == "torture":
-        from ssdlab.scenarios.torture import torture
-
-        return torture
-    if name in ("used_vs_new", "OS_REWRITE_PCT"):
-        from ssdlab.scenarios import used_vs_new
-
-        return getattr(used_vs_new, name)
-    if name == "saturation":
-        from ssdlab.scenarios.saturation import saturation
-
-        return saturation
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The names in `_MOVED` resolve to their scenario modules."""
+    return moved.resolve(__name__, name, _MOVED)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 
 import numpy as np
 
-from ssdlab import _core
+from ssdlab import _core, moved
 from ssdlab.errors import SsdlabError
 from ssdlab.inputs import DATA_LIMIT, check_path_text, parse_json, read_bytes, read_text
 from ssdlab.sizes import format_size
@@ -508,34 +508,30 @@ class ProcedureResult:
         return _write_atomically(out_dir, write)
 
 
-_HDTACH = {"HdtachResult": "HdtachResult", "HDTACH_COLUMNS": "COLUMNS", "HDTACH_FILES": "FILES"}
-_USED_VS_NEW = {"UsedVsNewResult": "UsedVsNewResult", "USED_VS_NEW_COLUMNS": "COLUMNS", "USED_VS_NEW_FILES": "FILES"}
-_CONSISTENCY = ("ConsistencyResult", "CONSISTENCY_FILES", "CHART_FILES", "IOPS_COLUMNS", "SERIES_COLUMNS",
-                "SUMMARY_KEYS", "LATENCY_KEYS", "burst_seconds")
-_SATURATION = {"SaturationResult": "SaturationResult", "SATURATION_COLUMNS": "COLUMNS", "SATURATION_FILES": "FILES"}
+_MOVED = {
+    "WorstCaseWaResult": "ssdlab.scenarios.wa:WorstCaseWaResult",
+    "HdtachResult": "ssdlab.scenarios.hdtach:HdtachResult",
+    "HDTACH_COLUMNS": "ssdlab.scenarios.hdtach:COLUMNS",
+    "HDTACH_FILES": "ssdlab.scenarios.hdtach:FILES",
+    "UsedVsNewResult": "ssdlab.scenarios.used_vs_new:UsedVsNewResult",
+    "USED_VS_NEW_COLUMNS": "ssdlab.scenarios.used_vs_new:COLUMNS",
+    "USED_VS_NEW_FILES": "ssdlab.scenarios.used_vs_new:FILES",
+    "SaturationResult": "ssdlab.scenarios.saturation:SaturationResult",
+    "SATURATION_COLUMNS": "ssdlab.scenarios.saturation:COLUMNS",
+    "SATURATION_FILES": "ssdlab.scenarios.saturation:FILES",
+    "ConsistencyResult": "ssdlab.scenarios.consistency_result:ConsistencyResult",
+    "CONSISTENCY_FILES": "ssdlab.scenarios.consistency_result:CONSISTENCY_FILES",
+    "CHART_FILES": "ssdlab.scenarios.consistency_result:CHART_FILES",
+    "IOPS_COLUMNS": "ssdlab.scenarios.consistency_result:IOPS_COLUMNS",
+    "SERIES_COLUMNS": "ssdlab.scenarios.consistency_result:SERIES_COLUMNS",
+    "SUMMARY_KEYS": "ssdlab.scenarios.consistency_result:SUMMARY_KEYS",
+    "LATENCY_KEYS": "ssdlab.scenarios.consistency_result:LATENCY_KEYS",
+    "burst_seconds": "ssdlab.scenarios.consistency_result:burst_seconds",
+}
+"""The result classes, their columns and files, now in their scenario modules (the device runs,
+ssdlab.fio.device, still import the consistency and hdtach ones from here)."""
 
 
 def __getattr__(name: str) -> Any:
-    """`WorstCaseWaResult`, `HdtachResult`, `UsedVsNewResult`, `ConsistencyResult` and `SaturationResult`
-    (with their columns and files) moved to their scenario modules; the old names still resolve."""
-    if name == "WorstCaseWaResult":
-        from ssdlab.scenarios.wa import WorstCaseWaResult
-
-        return WorstCaseWaResult
-    if name in _HDTACH:  # also what the device runs (ssdlab.fio.device) import from here
-        from ssdlab.scenarios import hdtach
-
-        return getattr(hdtach, _HDTACH[name])
-    if name in _USED_VS_NEW:
-        from ssdlab.scenarios import used_vs_new
-
-        return getattr(used_vs_new, _USED_VS_NEW[name])
-    if name in _SATURATION:
-        from ssdlab.scenarios import saturation
-
-        return getattr(saturation, _SATURATION[name])
-    if name in _CONSISTENCY:  # also what the device runs (ssdlab.fio.device) import from here
-        from ssdlab.scenarios import consistency_result
-
-        return getattr(consistency_result, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The names in `_MOVED` resolve to their scenario modules."""
+    return moved.resolve(__name__, name, _MOVED)

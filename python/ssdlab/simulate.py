@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ssdlab import _core
+from ssdlab import _core, moved
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.progress import ProgressCallback, StepBars
@@ -351,11 +351,11 @@ def _whole(value: Any, what: str, bits: int = 32) -> int:
     return int(value)
 
 
-def __getattr__(name: str) -> Any:
-    """`consistency`, `consistency_steps` and the core's defaults moved to their scenario module
-    (``ssdlab.scenarios.consistency``); the old names still resolve."""
-    if name in ("CONSISTENCY_DEFAULTS", "ConsistencyDefaults", "consistency", "consistency_steps"):
-        from ssdlab.scenarios import consistency
+_MOVED = {name: f"ssdlab.scenarios.consistency:{name}"
+          for name in ("CONSISTENCY_DEFAULTS", "ConsistencyDefaults", "consistency", "consistency_steps")}
+"""The consistency test's API and the core's defaults for it, now in its scenario module."""
 
-        return getattr(consistency, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    """The names in `_MOVED` resolve to the consistency scenario module."""
+    return moved.resolve(__name__, name, _MOVED)

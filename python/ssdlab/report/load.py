@@ -34,7 +34,7 @@ __all__ = [
 
 SUMMARY = "summary.json"
 
-#: scenario name in summary.json -> the run class that reads it (filled below).
+#: scenario name in summary.json -> the run class that reads it (filled by `run_classes`).
 SCENARIOS: dict[str, type[Run]] = {}
 
 
@@ -135,14 +135,13 @@ class Run:
 
 
 def run_classes() -> dict[str, type[Run]]:
-    """Scenario name in summary.json -> the run class that reads it: the classes above, and those
-    of the scenarios that live in their own module (``ssdlab.scenarios``, registered on first use)."""
-    if not any(getattr(c, "from_module", False) for c in SCENARIOS.values()):
+    """Scenario name in summary.json -> the run class that reads it, from the scenarios' modules
+    (``ssdlab.scenarios``, gathered on first use)."""
+    if not SCENARIOS:
         from ssdlab.scenarios import all_scenarios
 
         for entry in all_scenarios():
             for cls in entry.report_runs:
-                cls.from_module = True
                 for name in cls.scenario_names:
                     SCENARIOS[name] = cls
     return SCENARIOS
