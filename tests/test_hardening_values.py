@@ -289,7 +289,7 @@ def test_a_symlink_loop_as_a_report_input_is_one_line(tmp_path: Path, monkeypatc
 _PREAMBLE = re.compile(r'^\s*(import re|import sys|from ssdlab\._entry import main)\s*$', re.M)
 
 
-def _interpreter_preamble(err: str, script: str) -> bool:
+def _interpreter_preamble(err: str, script: str, early: bool = False) -> bool:
     """Whether a traceback on stderr comes from before any ssdlab code ran: Python's own start-up,
     or the generated console script's ``import re`` / ``from ssdlab._entry import main`` line
     (frames only in the script, the standard library and the frozen import machinery)."""
@@ -299,7 +299,17 @@ def _interpreter_preamble(err: str, script: str) -> bool:
     stdlib = os.path.dirname(os.__file__)
     return bool(files) and all(f == script or f.startswith("<frozen") or (f.startswith(stdlib) and "site-packages"
                                                                           not in f) for f in files) \
-        and bool(_PREAMBLE.search(err))
+        and (bool(_PREAMBLE.search(err)) or (early and _IGNORED_IN_IMPORT.match(err) is not None))
+
+
+# Ctrl-C while Python's start-up imports a module (site, encodings, the script's `import re`) can
+# land in the import lock's weakref callback, which the interpreter reports as "Exception ignored"
+# and then carries on. It names no ssdlab frame, so it is only told apart from ssdlab's own
+# imports by time: those start after Python's start-up (~20 ms; the CLI's imports take ~300 ms).
+_IGNORED_IN_IMPORT = re.compile(r'Exception ignored in: <function _get_module_lock\.<locals>\.cb at 0x[0-9a-f]+>\n'
+                                r'Traceback \(most recent call last\):\n'
+                                r'  File "<frozen importlib\._bootstrap>", line \d+, in cb\n'
+                                r'KeyboardInterrupt: ?\n\Z')
 
 
 def test_the_entry_point_imports_nothing_heavy_before_its_handlers() -> None:
@@ -342,25 +352,34 @@ def test_signals_at_start_up_never_print_a_traceback() -> None:
              for delay in (0.01, 0.04, 0.1, 0.18, 0.3)]
     outcomes: Dict[Tuple[str, int], int] = {}
     for batch in range(0, len(cases), 10):  # ten at a time: each takes well under a second
-        procs = []
-        for sig, args, delay in cases[batch:batch + 10]:
-            p = subprocess.Popen([script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            procs.append((p, sig, args, delay, time.monotonic()))
-        for p, sig, args, delay, started in procs:
-            time.sleep(max(0.0, started + delay - time.monotonic()))
-            p.send_signal(sig)
-        for p, sig, args, delay, _ in procs:
-            _, err = p.communicate(timeout=60)
-            code = 130 if sig == signal.SIGINT else 143
-            key = (signal.Signals(sig).name, p.returncode)
-            outcomes[key] = outcomes.get(key, 0) + 1
-            if "Traceback" in err or "Exception ignored" in err or "Fatal Python error" in err:
-                assert _interpreter_preamble(err, script), (args, delay, err)
-                continue
-            assert p.returncode in (0, code, -sig), (args, delay, p.returncode, err)
-            if p.returncode == code:
-                assert err.strip() in ("ssdlab: interrupted", "ssdlab: terminated"), (args, delay, err)
+        procs: List[Tuple[subprocess.Popen, int, List[str], float, float]] = []
+        with contextlib.ExitStack() as reap:  # a failed assertion still reaps the batch's processes
+            _signal_batch(reap, script, cases[batch:batch + 10], procs, outcomes)
     assert outcomes.get(("SIGINT", 130), 0) > 0 and outcomes.get(("SIGTERM", 143), 0) > 0, outcomes
+
+
+def _signal_batch(reap: contextlib.ExitStack, script: str, cases: List[Tuple[int, List[str], float]],
+                  procs: List[Tuple[subprocess.Popen, int, List[str], float, float]],
+                  outcomes: Dict[Tuple[str, int], int]) -> None:
+    for sig, args, delay in cases:
+        p = subprocess.Popen([script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        reap.enter_context(p)  # Popen.__exit__ closes the pipe and waits
+        reap.callback(lambda p=p: p.poll() is None and p.kill())
+        procs.append((p, sig, args, delay, time.monotonic()))
+    for p, sig, args, delay, started in procs:
+        time.sleep(max(0.0, started + delay - time.monotonic()))
+        p.send_signal(sig)
+    for p, sig, args, delay, _ in procs:
+        _, err = p.communicate(timeout=60)
+        code = 130 if sig == signal.SIGINT else 143
+        key = (signal.Signals(sig).name, p.returncode)
+        outcomes[key] = outcomes.get(key, 0) + 1
+        if "Traceback" in err or "Exception ignored" in err or "Fatal Python error" in err:
+            assert _interpreter_preamble(err, script, early=delay <= 0.04), (args, delay, err)
+            continue
+        assert p.returncode in (0, code, -sig), (args, delay, p.returncode, err)
+        if p.returncode == code:
+            assert err.strip() in ("ssdlab: interrupted", "ssdlab: terminated"), (args, delay, err)
 
 
 def test_the_entry_puts_back_the_handlers_it_found(capsys: pytest.CaptureFixture[str]) -> None:
