@@ -40,4 +40,14 @@ if ! command -v fio >/dev/null 2>&1; then
 fi
 echo "install-test-tools: $(fio --version 2>/dev/null || echo 'fio missing'): ok"
 
+# blktrace and blkparse, for the blkparse tests (tests/test_replay_blkparse.py): the fixtures are
+# compared with what the installed blkparse prints, and as root a live capture on a loop device
+# is replayed. Debian's package.
+if ! command -v blkparse >/dev/null 2>&1 || ! command -v blktrace >/dev/null 2>&1; then
+    echo "install-test-tools: installing blktrace (Debian)" >&2
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends blktrace >/dev/null
+fi
+echo "install-test-tools: $(blkparse -V 2>/dev/null || echo 'blkparse missing'): ok"
+
 echo "install-test-tools: chromium $(command -v chromium || echo /usr/bin/chromium), playwright for $py: ok"

@@ -1,6 +1,6 @@
 """Block-trace replay (docs/traces.md): ``ssdlab.replay(trace, drive, ...)`` plays a trace (MSR
-Cambridge, FIU, SPC, Alibaba, Tencent CBS, blkparse, fio iolog, DiskSim) on a simulated drive and
-returns a `ReplayResult`; ``ssdlab.replay.FORMATS`` describes the formats.
+Cambridge, FIU, SPC, Alibaba, Tencent CBS, blkparse, fio iolog, DiskSim, SYSTOR '17) on a simulated
+drive and returns a `ReplayResult`; ``ssdlab.replay.FORMATS`` describes the formats.
 
     >>> import ssdlab
     >>> result = ssdlab.replay("hm_0.csv.gz", "mlc-256", fit="wrap", precondition="fill")

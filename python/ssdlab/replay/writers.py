@@ -18,7 +18,7 @@ _RW = ("Read", "Write")
 
 TIME_UNIT_NS: Dict[str, int] = {
     "msr": 100, "fiu": 1, "spc": 1, "alibaba": 1000, "tencent": 10**9, "blkparse": 1, "iolog": 10**6,
-    "disksim": 1,
+    "disksim": 1, "systor": 1,
 }
 """The finest time each format's writer keeps exactly, in ns."""
 SECTORS = {"fiu", "spc", "tencent", "blkparse", "disksim"}
@@ -51,11 +51,13 @@ WRITERS: Dict[str, Callable[[Req, int], str]] = {
                               f"{r[1] // 512} + {r[2] // 512} [fio]"),
     "iolog": lambda r, i: f"{r[3] // 10**6} /dev/nvme0n1 {('read', 'write', 'trim')[r[0]]} {r[1]} {r[2]}",
     "disksim": lambda r, i: f"{_ms(r[3])} 0 {r[1] // 512} {r[2] // 512} {1 if r[0] == 0 else 0}",
+    "systor": lambda r, i: f"{_s(r[3])},0.000{100 + i % 900}000,{'RW'[r[0]]},3,{r[1]},{r[2]}",
 }
 
 HEADERS: Dict[str, List[str]] = {
     "iolog": ["fio version 3 iolog", "0 /dev/nvme0n1 add", "0 /dev/nvme0n1 open"],
     "blkparse": [],
+    "systor": ["Timestamp,Response,IOType,LUN,Offset,Size"],
 }
 
 

@@ -119,8 +119,8 @@ def command(trace: str, fmt: str, trace_device: Optional[str], start_s: Optional
             report: bool, quiet: bool) -> None:
     """Replay a block trace on a simulated drive.
 
-    Reads MSR Cambridge, FIU, SPC, Alibaba, Tencent CBS, blkparse, fio iolog (v2, v3) and DiskSim
-    traces, plain or .gz/.bz2/.xz/.zst, streaming (any size, in bounded memory). Writes
+    Reads MSR Cambridge, FIU, SPC, Alibaba, Tencent CBS, blkparse, fio iolog (v2, v3), DiskSim and
+    SYSTOR '17 traces, plain or .gz/.bz2/.xz/.zst, streaming (any size, in bounded memory). Writes
     series.csv (per second), latency.csv (percentiles per direction), summary.json and
     replay.png to the result directory (docs/traces.md).
     """
@@ -154,11 +154,15 @@ def command(trace: str, fmt: str, trace_device: Optional[str], start_s: Optional
     wa = s["write_amplification"]
     click.echo(f"  write ampl. {('%.3f' % wa) if wa is not None else 'n/a':>13}   ({s['erases']:,} erases, "
                f"{s['gc_victims']:,} GC victims)")
+    original = s.get("trace_latency_us") or {}
     for d in ("read", "write", "trim"):
-        lat = s["latency_us"][d]
-        if lat:
-            click.echo(f"  {d:5} lat.  p50 {latency_text(lat['p50']):>9}  p99 {latency_text(lat['p99']):>9}  "
-                       f"max {latency_text(lat['max']):>9}")
+        for what, lat in (("lat. ", s["latency_us"][d]), ("trace", original.get(d))):
+            if lat:
+                click.echo(f"  {d if what == 'lat. ' else '':5} {what} p50 {latency_text(lat['p50']):>9}  "
+                           f"p99 {latency_text(lat['p99']):>9}  max {latency_text(lat['max']):>9}")
+    if original:
+        click.echo(f"  trace lat. is the traced system's: {original['source']} ({original['requests_with_latency']:,} "
+                   f"of {original['requests']:,} requests)")
     skipped = {k: v for k, v in s["lines"].items() if k not in ("read", "requests") and v}
     if skipped:
         click.echo("  lines skipped: " + ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in skipped.items()))
