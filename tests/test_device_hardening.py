@@ -80,7 +80,7 @@ INJECTED = [
     (["consistency", "--duration", "nan"], "--duration"),
     (["consistency", "--duration", "1e30"], "--duration"),
     (["consistency", "--block-size", "3GiB"], "larger than"),
-    (["consistency", "--block-size", "4097"], "multiple of 4096"),
+    (["consistency", "--block-size", "4097"], "multiple of 512"),
     (["consistency", "--spare-area", "100"], "--spare-area"),
     (["hdtach", "--torture-minutes", "-1"], "--torture-minutes"),
     (["hdtach", "--torture-minutes", "inf"], "--torture-minutes"),

@@ -88,8 +88,10 @@ def test_block_sizes_must_agree_for_mixed_jobs():
     assert workload("[j]\nrw=randrw\nbs=8k,8k,4k\nnorandommap\n")["block_bytes"] == 8192
 
 
-def test_block_size_must_be_4k_multiple():
-    assert "bs=6k is 6144 bytes; the simulator needs a positive multiple of 4096" in error("[j]\nbs=6k\n")
+def test_block_size_must_be_whole_sectors():
+    assert "bs=1000 is 1000 bytes; a block device takes whole 512-byte sectors: use a positive multiple of 512" in \
+        error("[j]\nbs=1000\n")
+    assert workload("[j]\nbs=6k\n")["block_bytes"] == 6144  # 1.5 units: accepted, at a read-modify-write's cost
 
 
 # -- engine and depth --------------------------------------------------------------------------------
@@ -366,7 +368,7 @@ def test_bssplit_and_bsrange():
     w = workload("[j]\nrw=randread\nnorandommap\nbsrange=8k-64k\n")
     assert (w["block_range"], w["block_bytes"]) == ([8192, 65536], 8192)
     assert "add up to 110 %" in error("[j]\nbssplit=4k/60:8k/50\n")
-    assert "multiple of 4096" in error("[j]\nbssplit=4k/50:6k/50\n")
+    assert "multiple of 512" in error("[j]\nbssplit=4k/50:1000/50\n")
     assert "different values per direction" in error("[j]\nrw=randrw\nbssplit=4k/100,8k/100\n")
     assert "bssplit or bsrange, not both" in error("[j]\nbssplit=4k/100\nbsrange=4k-8k\n")
     assert "use bsrange=MIN-MAX" in error("[j]\nbs=4k-8k\n")

@@ -160,7 +160,7 @@ def test_cli_values_are_refused_in_one_line_or_run(stop_at_start: None, tmp_path
     (["consistency", "--qd", "0"], "--qd"),
     (["consistency", "--qd", "100000"], "--qd"),
     (["used-vs-new", "--test-span", "4097"], "not a whole number of 4 KiB blocks"),
-    (["consistency", "--block-size", "4097"], "multiple of 4096"),
+    (["consistency", "--block-size", "4097"], "multiple of 512"),
     (["consistency", "--drive", "\udcff"], "not valid UTF-8"),
     (["report", "x", "-o", "r.html", "--title", "\udcff"], "not valid UTF-8"),
     (["consistency", "--out", "o\udcff"], "not valid UTF-8"),

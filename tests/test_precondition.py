@@ -70,7 +70,7 @@ def test_client_preconditions_three_quarters_and_a_cache_drive_shows_its_cache()
 def test_bad_values_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for args, text in ((["--passes", "0"], "from 1 to 16"), (["--active-range", "0"], "above 0"),
                        (["--active-range", "101"], "at most 100"), (["--variant", "server"], "server"),
-                       (["--block-size", "6k"], "4096"), (["--capacity", "1GiB", "--active-range", "0.001",
+                       (["--block-size", "6100"], "multiple of 512"), (["--capacity", "1GiB", "--active-range", "0.001",
                                                            "--block-size", "32MiB"], "holds no")):
         status = main(["precondition", "-q", "--out", str(tmp_path / "o"), *args])
         err = capsys.readouterr().err

@@ -78,7 +78,7 @@ def test_without_a_cache_there_is_no_cliff() -> None:
         ({"fill_pct": 0}, "fill must be in"),
         ({"fill_pct": 101}, "fill must be in"),
         ({"idle_minutes": -1}, "idle minutes"),
-        ({"block_size": "3KiB"}, "4096"),
+        ({"block_size": "3000"}, "multiple of 512"),
         ({"points": 5}, "10 to 10000 points"),
         ({"prefill_pct": 100}, "prefill must be in"),
         ({"prefill_pct": float("nan")}, "prefill percentage must be a finite number"),

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_SERIES_SECONDS",
     "MIN_REPLAY_SPEED",
     "MIN_SECONDS",
+    "SECTOR_BYTES",
     "block_size",
     "fraction",
     "number",
@@ -46,6 +47,9 @@ MAX_SERIES_SECONDS: float = float(MAX_INTERVALS)
 MAX_BLOCK_BYTES: int = int(_L["max_block_bytes"])
 """The largest request: 32 MiB, the largest command Linux sends a drive (ATA's 48-bit commands:
 65 536 sectors of 512 bytes; NVMe drives take less)."""
+SECTOR_BYTES: int = int(_L["sector_bytes"])
+"""The host's addressing granule: requests are whole 512-byte sectors at sector-aligned offsets (a
+request that covers a 4 KiB mapping unit only in part costs the drive a read-modify-write of it)."""
 MIN_REPLAY_SPEED: float = float(_L["min_replay_speed"])
 MAX_REPLAY_SPEED: float = float(_L["max_replay_speed"])
 """A trace replay's speed factor: 10^-9 to 10^9. Slower than 10^-9, one nanosecond of the trace
@@ -149,13 +153,16 @@ def queue_depth(value: Any, what: str = "queue depth") -> int:
 
 
 def block_size(value: Any, what: str = "block size", *, span: int | None = None) -> int:
-    """A request size: a positive multiple of 4096 bytes (a size string such as "4k" is read), at
-    most `MAX_BLOCK_BYTES` and no larger than `span` when given."""
+    """A request size: a positive multiple of 512 bytes, a sector (a size string such as "4k" is
+    read), at most `MAX_BLOCK_BYTES` and no larger than `span` when given. A size that is not a
+    multiple of 4 KiB costs the simulated drive read-modify-writes of its partial units."""
     v = parse_size(value, what=what) if isinstance(value, (str, int)) else value
     if isinstance(v, bool) or not isinstance(v, int):
         raise SsdlabError(f"{what} must be a size such as 4096 or '4k', got {value!r}")
-    if v <= 0 or v % 4096:
-        raise SsdlabError(f"{what} must be a positive multiple of 4096 bytes (4 KiB), got {v}")
+    if v <= 0 or v % SECTOR_BYTES:
+        lower = v // SECTOR_BYTES * SECTOR_BYTES
+        mend = f"{lower} or {lower + SECTOR_BYTES}" if lower > 0 else f"{SECTOR_BYTES} or a multiple of it"
+        raise SsdlabError(f"{what} must be a positive multiple of {SECTOR_BYTES} bytes (a sector), got {v}; use {mend}")
     if v > MAX_BLOCK_BYTES:
         raise SsdlabError(f"{what} {format_size(v)} is larger than {format_size(MAX_BLOCK_BYTES)}, the largest "
                           f"request a drive takes in one command; use a smaller block size")

@@ -69,6 +69,7 @@ pub fn to_json() -> String {
         "max_queue_depth": MAX_QUEUE_DEPTH,
         "max_requests": MAX_REQUESTS,
         "max_block_bytes": MAX_BLOCK_BYTES,
+        "sector_bytes": crate::units::SECTOR_BYTES,
         "min_replay_speed": MIN_REPLAY_SPEED,
         "max_replay_speed": MAX_REPLAY_SPEED,
     })

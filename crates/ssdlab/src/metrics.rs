@@ -14,10 +14,10 @@ pub const PERCENTILES: [f64; 18] = [
 ];
 
 /// Per-interval series. Index 0/1/2 of the direction arrays is read/write/trim, as in fio.
-/// IOs, bytes and latency are counted in the interval in which each IO completed; host units in
-/// the interval in which the host wrote them; NAND and GC units and erases in the interval in
-/// which the NAND completed the program or erase (so a second never shows more NAND work than
-/// the dies can do in a second).
+/// IOs, bytes and latency are counted in the interval in which each IO completed; host units
+/// and host bytes written in the interval in which the host wrote them; NAND and GC units and
+/// erases in the interval in which the NAND completed the program or erase (so a second never
+/// shows more NAND work than the dies can do in a second).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
     pub interval_ns: u64,
@@ -25,6 +25,9 @@ pub struct Series {
     pub bytes: [Vec<u64>; 3],
     pub latency_sum_ns: [Vec<u64>; 3],
     pub host_units: Vec<u64>,
+    /// Bytes the host's writes carried (the denominator of write amplification: a write of part
+    /// of a unit counts one unit in `host_units` but only its own bytes here).
+    pub host_bytes: Vec<u64>,
     pub nand_units: Vec<u64>,
     pub gc_units: Vec<u64>,
     pub erases: Vec<u64>,
@@ -55,13 +58,19 @@ impl Series {
         bump(&mut self.latency_sum_ns[k], i, latency_ns);
     }
 
-    /// Adds the host units written from `before` to `after` by an IO submitted in interval `i`.
+    /// Adds the host units and bytes written from `before` to `after` by an IO submitted in
+    /// interval `i`.
     #[inline]
     pub fn caused(&mut self, i: usize, before: &Tally, after: &Tally) {
         bump(
             &mut self.host_units,
             i,
             after.host_write_units - before.host_write_units,
+        );
+        bump(
+            &mut self.host_bytes,
+            i,
+            after.host_write_bytes - before.host_write_bytes,
         );
     }
 
@@ -85,6 +94,7 @@ impl Series {
             .chain(self.latency_sum_ns.iter_mut())
             .chain([
                 &mut self.host_units,
+                &mut self.host_bytes,
                 &mut self.nand_units,
                 &mut self.gc_units,
                 &mut self.erases,
@@ -94,9 +104,9 @@ impl Series {
         }
     }
 
-    /// Adds another series' host-side columns (IOs, bytes, latency sums, host units) interval by
-    /// interval: the series of jobs that ran together, summed. The NAND columns are the drive's
-    /// and are left alone.
+    /// Adds another series' host-side columns (IOs, bytes, latency sums, host units and bytes)
+    /// interval by interval: the series of jobs that ran together, summed. The NAND columns are
+    /// the drive's and are left alone.
     pub fn add_host(&mut self, other: &Series) {
         let add = |a: &mut Vec<u64>, b: &Vec<u64>| {
             if a.len() < b.len() {
@@ -112,6 +122,7 @@ impl Series {
             add(&mut self.latency_sum_ns[k], &other.latency_sum_ns[k]);
         }
         add(&mut self.host_units, &other.host_units);
+        add(&mut self.host_bytes, &other.host_bytes);
     }
 
     /// Completions of every direction per interval.

@@ -9,6 +9,14 @@ use std::ops::{Add, AddAssign, Sub};
 /// The mapping unit of the FTL: 4 KiB. A flash page holds several.
 pub const UNIT_BYTES: u64 = 4096;
 
+/// The host's addressing granule: a 512-byte logical sector. Requests are whole sectors at
+/// sector-aligned offsets; one that covers a mapping unit only in part costs the drive a
+/// read-modify-write of that unit ([`crate::drive::Drive::submit_bytes`]).
+pub const SECTOR_BYTES: u64 = 512;
+
+/// Sectors in one mapping unit.
+pub const SECTORS_PER_UNIT: u64 = UNIT_BYTES / SECTOR_BYTES;
+
 /// Nanoseconds in one second of simulated time.
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 

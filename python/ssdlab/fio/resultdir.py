@@ -39,7 +39,7 @@ def per_second_frames(run: "FioRun") -> Tuple[pd.DataFrame, pd.DataFrame]:
         total = per["read"] + per["write"] + per["trim"]
         lat = sum(_per_second_dir(job, n, "latency_sum_ns", seconds) for n in DIRS)
         s = job.series
-        host = _per_second_col(job, s["host_units"].to_numpy(np.float64), seconds) * 4096 / mib
+        host = _per_second_col(job, s["host_bytes"].to_numpy(np.float64), seconds) / mib
         nand = _per_second_col(job, s["nand_units"].to_numpy(np.float64), seconds) * 4096 / mib
         gc = _per_second_col(job, s["gc_units"].to_numpy(np.float64), seconds) * 4096 / mib
         erases = _per_second_col(job, s["erases"].to_numpy(np.float64), seconds)
@@ -115,7 +115,7 @@ def summary(run: "FioRun") -> Dict[str, Any]:
             "qd": p.iodepth, "runtime_s": job.runtime_s, "start_s": job.start_s,
             "read_iops": ph["ios"][0] / runt, "write_iops": ph["ios"][1] / runt, "trim_iops": ph["ios"][2] / runt,
             "read_bytes": ph["bytes"][0], "write_bytes": ph["bytes"][1], "trim_bytes": ph["bytes"][2],
-            "host_write_bytes": c["host_write_units"] * 4096, "nand_write_bytes": c["nand_write_units"] * 4096,
+            "host_write_bytes": c["host_write_bytes"], "nand_write_bytes": c["nand_write_units"] * 4096,
             "write_amplification": job.write_amplification(),
             "steady_state_at_s": ph.get("steady_state_at_s"),
         })

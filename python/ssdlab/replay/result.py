@@ -36,7 +36,7 @@ def series_table(raw: pd.DataFrame, interval_s: float) -> pd.DataFrame:
         out[f"{d}_mb_s"] = raw[f"{d}_bytes"].to_numpy(dtype=np.float64) / 1e6 / interval_s
         with np.errstate(invalid="ignore", divide="ignore"):
             out[f"{d}_mean_latency_us"] = raw[f"{d}_latency_sum_ns"].to_numpy(dtype=np.float64) / ios / 1e3
-    host = raw["host_units"].to_numpy(dtype=np.float64)
+    host = raw["host_bytes"].to_numpy(dtype=np.float64) / 4096  # units' worth of host bytes (WA: NAND over host bytes)
     nand = raw["nand_units"].to_numpy(dtype=np.float64)
     out["host_mib"] = host * 4096 / MIB
     out["nand_mib"] = nand * 4096 / MIB

@@ -100,7 +100,7 @@ OPTIONS = (
         default=_D.duration_s, metavar="SECONDS", api="duration_s", range="0.001 … 10^7"),
     Opt("block_size", f"Random-write request size. [default: {format_size(_D.block_bytes)}]", type=cv.block_size,
         default=_D.block_bytes, metavar="SIZE", kind="size", axis="size",
-        range=f"multiples of 4 KiB up to {format_size(limits.MAX_BLOCK_BYTES)}"),
+        range=f"multiples of 512 B up to {format_size(limits.MAX_BLOCK_BYTES)}"),
 )
 """The scenario's own options (the API's keywords and the sweep's keys); defaults are the core's."""
 

@@ -174,7 +174,7 @@ class ConsistencyResult(ProcedureResult):
             layout["dies"] * layout["blocks_per_die"] * layout["units_per_block"]
         )
         time_s = np.arange(seconds, dtype=np.int64)
-        host = raw["host_units"].to_numpy(np.float64)
+        host = raw["host_bytes"].to_numpy(np.float64) / 4096  # host data in units' worth (WA: NAND over host bytes)
         nand = raw["nand_units"].to_numpy(np.float64)
         latency_sum = (raw["read_latency_sum_ns"] + raw["write_latency_sum_ns"] + raw["trim_latency_sum_ns"]).to_numpy(
             np.float64

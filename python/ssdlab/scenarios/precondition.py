@@ -75,7 +75,7 @@ OPTIONS = (
         type=cv.Checked("n", _passes, base=int), default=2, show_default=True, metavar="N", kind="whole",
         range=f"1 … {MAX_PASSES}"),
     Opt("block_size", "Sequential write request size.", type=cv.block_size, default="128KiB", show_default=True,
-        metavar="SIZE", api="block_size", kind="size", axis="size", range="4 KiB … 32 MiB, a multiple of 4 KiB"),
+        metavar="SIZE", api="block_size", kind="size", axis="size", range="512 B … 32 MiB, a multiple of 512 B"),
     Opt("qd", "Queue depth of the writes.", type=cv.queue_depth, default=32, show_default=True, metavar="N",
         kind="whole", range="1 … 65536"),
 )
@@ -185,7 +185,7 @@ class PreconditionResult(ProcedureResult):
         start = next(s.start_s for s in steps if s.series is not None)
         for number, step in enumerate((s for s in steps if s.series is not None), start=1):
             raw = step.series
-            host = raw["host_units"].to_numpy(np.float64)
+            host = raw["host_bytes"].to_numpy(np.float64) / 4096  # units' worth of host bytes
             nand = raw["nand_units"].to_numpy(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 wa = np.where(host > 0, nand / np.where(host > 0, host, 1), np.nan)
@@ -198,21 +198,21 @@ class PreconditionResult(ProcedureResult):
                                         + (step.start_s - start), "mb_s": mb_s, "write_amplification": wa}))
             counters = step.phase["counters"] if step.phase else {}
             written = step.phase["bytes"][1] if step.phase else 0  # bytes by direction: read, write, trim
-            host_units, nand_units = counters.get("host_write_units", 0), counters.get("nand_write_units", 0)
-            host_total += host_units
+            host_bytes, nand_units = counters.get("host_write_bytes", 0), counters.get("nand_write_units", 0)
+            host_total += host_bytes
             nand_total += nand_units
             whole = mb_s[covered >= 0.5] if (covered >= 0.5).any() else mb_s  # a sliver is no sample
             detail.append({"pass": number, "seconds": step.duration_s,
                            "mb_s_mean": written / step.duration_s / 1e6 if step.duration_s > 0 else 0.0,
                            "mb_s_min": float(whole.min()) if len(whole) else 0.0,
-                           "write_amplification": nand_units / host_units if host_units else None,
+                           "write_amplification": nand_units * 4096 / host_bytes if host_bytes else None,
                            "free_blocks_after": step.free_blocks})
         unit = config.describe()
         unit_bytes = unit["physical_capacity_bytes"] // (unit["dies"] * unit["blocks_per_die"] * unit["units_per_block"])
         summary["passes_detail"] = detail
-        summary["host_write_bytes"] = host_total * unit_bytes
+        summary["host_write_bytes"] = host_total
         summary["nand_write_bytes"] = nand_total * unit_bytes
-        summary["write_amplification"] = nand_total / host_total if host_total else None
+        summary["write_amplification"] = nand_total * unit_bytes / host_total if host_total else None
         summary["simulated_seconds"] = steps[-1].end_s - start
         series = pd.concat(frames, ignore_index=True)[list(COLUMNS)]
         return cls(series, plain(summary), config=config, steps=steps)

@@ -99,7 +99,7 @@ OPTIONS = (
              type=click.Choice(list(PATTERNS)), default="sequential", show_default=True, kind="text",
              axis="category", range="sequential / random (every block once)"),
     Opt("block_size", "Request size (a multiple of 4 KiB).", type=cv.block_size, default="128KiB", show_default=True,
-        metavar="SIZE", kind="size", axis="size", range="4 KiB … 32 MiB, a multiple of 4 KiB"),
+        metavar="SIZE", kind="size", axis="size", range="512 B … 32 MiB, a multiple of 512 B"),
     Opt("qd", "Queue depth.", type=cv.queue_depth, default=32, show_default=True, metavar="N", kind="whole",
         range="1 … 65536"),
     Opt("fill_pct", "Percent of the drive the first write covers.", type=_SHARE, default=100.0, show_default="100",

@@ -147,7 +147,7 @@ class WorstCaseWaResult(ProcedureResult):
         unit_bytes = layout["physical_capacity_bytes"] // (
             layout["dies"] * layout["blocks_per_die"] * layout["units_per_block"]
         )
-        host = raw["host_units"].to_numpy(np.float64)
+        host = raw["host_bytes"].to_numpy(np.float64) / 4096  # host data in units' worth (WA: NAND over host bytes)
         nand = raw["nand_units"].to_numpy(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             wa = np.where(host > 0, nand / np.where(host > 0, host, 1), np.nan)

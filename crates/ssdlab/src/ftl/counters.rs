@@ -4,9 +4,14 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Counters {
-    /// Units the host wrote.
+    /// Units the host wrote (a unit a write covers only in part counts whole: the drive
+    /// programs all of it).
     pub host_write_units: u64,
-    /// Units the host read (mapped or not).
+    /// Bytes the host's write commands carried: the denominator of write amplification (a
+    /// 512-byte write into a 4 KiB unit programs 4096 bytes for 512).
+    pub host_write_bytes: u64,
+    /// Units the host read (mapped or not), including the units a partial write read to merge
+    /// (its read-modify-write).
     pub host_read_units: u64,
     /// Units the host trimmed.
     pub trim_units: u64,
@@ -16,7 +21,8 @@ pub struct Counters {
     pub gc_write_units: u64,
     /// Multi-plane page reads GC made.
     pub gc_page_reads: u64,
-    /// Page reads the host made.
+    /// Page reads the host made: its reads of mapped units, and the reads of mapped units that
+    /// partial writes merge (a unit never written, or trimmed, needs no read).
     pub host_page_reads: u64,
     /// Multi-plane block erases.
     pub erases: u64,
@@ -30,12 +36,21 @@ pub struct Counters {
     pub slc_folded_units: u64,
 }
 
-/// What the per-interval series reads after every request: the host units written so far, and
-/// the allocation slots per unit that its NAND figures (from the work log) are counted in.
+/// What the per-interval series reads after every request: the host units and bytes written so
+/// far, and the allocation slots per unit that its NAND figures (from the work log) are counted in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub host_write_units: u64,
+    pub host_write_bytes: u64,
     pub slots_per_unit: u32,
+}
+
+/// NAND bytes over host bytes, from NAND units programmed and host bytes written; `None`
+/// without host bytes. Whole-unit writes give NAND units over host units to the last bit (both
+/// sides scale by 4096, a power of two, so the quotient rounds the same).
+pub fn write_amplification(nand_units: u64, host_bytes: u64) -> Option<f64> {
+    (host_bytes > 0)
+        .then(|| nand_units as f64 * crate::units::UNIT_BYTES as f64 / host_bytes as f64)
 }
 
 impl Counters {
@@ -44,6 +59,7 @@ impl Counters {
     pub fn since(&self, earlier: &Counters) -> Counters {
         Counters {
             host_write_units: self.host_write_units - earlier.host_write_units,
+            host_write_bytes: self.host_write_bytes - earlier.host_write_bytes,
             host_read_units: self.host_read_units - earlier.host_read_units,
             trim_units: self.trim_units - earlier.trim_units,
             nand_write_units: self.nand_write_units - earlier.nand_write_units,
@@ -58,10 +74,11 @@ impl Counters {
         }
     }
 
-    /// NAND writes over host writes; `None` before any host write.
+    /// NAND bytes written over host bytes written; `None` before any host write. For writes
+    /// of whole units this is NAND units over host units, to the last bit (both sides scale by
+    /// 4096, a power of two); a write of part of a unit programs the whole unit.
     pub fn write_amplification(&self) -> Option<f64> {
-        (self.host_write_units > 0)
-            .then(|| self.nand_write_units as f64 / self.host_write_units as f64)
+        write_amplification(self.nand_write_units, self.host_write_bytes)
     }
 
     /// Mean free blocks seen by host writes.

@@ -25,7 +25,7 @@ use die_shares::DieShares;
 
 use std::collections::VecDeque;
 
-pub use counters::{Counters, Tally};
+pub use counters::{write_amplification, Counters, Tally};
 pub use mapping::Mapping;
 pub use slc_cache::SlcState;
 pub use worklog::Work;
@@ -311,8 +311,16 @@ impl Ftl {
     pub fn tally(&self) -> Tally {
         Tally {
             host_write_units: self.counters.host_write_units,
+            host_write_bytes: self.counters.host_write_bytes,
             slots_per_unit: self.slots_per_unit,
         }
+    }
+
+    /// Counts the bytes a host write command carried (the drive calls it once per write; the
+    /// units it programs are counted as they are written).
+    #[inline]
+    pub fn count_host_write_bytes(&mut self, bytes: u64) {
+        self.counters.host_write_bytes += bytes;
     }
 
     pub fn timelines(&self) -> &Timelines {
@@ -505,6 +513,30 @@ impl Ftl {
             self.after_host_page(die, now, pages)?;
         }
         Ok(done.map(|(done, units)| HostProgram { done, units, die }))
+    }
+
+    /// Whether `lpn`'s data sits in the host page being assembled (written, not yet programmed):
+    /// the drive still holds it in its write buffer, so a write of part of the unit merges into
+    /// it there, with no NAND read and no new program (sequential sub-4 KiB writes fill a unit in
+    /// DRAM, as a drive's write cache does). Without compression only: a compressed unit's size
+    /// changes with its data.
+    #[inline]
+    pub fn in_open_host_page(&self, lpn: Lpn) -> bool {
+        let Some(die) = self.host_die else {
+            return false;
+        };
+        if self.slots_per_unit != 1 {
+            return false;
+        }
+        let ppa = self.map.lookup(lpn);
+        let f = self.frontiers[Stream::Host as usize][die as usize];
+        if ppa == UNMAPPED || f.block == NONE {
+            return false;
+        }
+        // One slot per unit: the open page holds the last `page_slots − room` entries written.
+        let next = f.block * self.entries_per_block + f.next;
+        let open = self.page_slots - self.page_room(f.used);
+        ppa < next && ppa + open >= next
     }
 
     /// How many more host units the host page being assembled takes, when they can go through

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Step;
 use crate::error::{Error, Result};
+use crate::ftl::write_amplification;
 use crate::limits;
 use crate::units::UNIT_BYTES;
 use crate::workload::{Pattern, PhaseResult, Rw, Workload};
@@ -131,7 +132,7 @@ impl Consistency {
         };
         let zoom = (self.zoom_start_s() as usize).min(secs.saturating_sub(1));
         let window = |v: &[u64]| v.iter().skip(zoom).take(secs - zoom).sum::<u64>();
-        let steady_host = window(&random.series.host_units);
+        let steady_host = window(&random.series.host_bytes);
         let steady_nand = window(&random.series.nand_units);
         let lat = random.latency[1].as_ref();
         let us = |p: f64| {
@@ -145,14 +146,11 @@ impl Consistency {
             iops_steady_mean: mean(&iops[zoom..]),
             iops_steady_min: iops[zoom..].iter().copied().min().unwrap_or(0),
             zoom_start_s: zoom as f64,
-            host_write_bytes: random.counters.host_write_units * UNIT_BYTES,
+            host_write_bytes: random.counters.host_write_bytes,
             nand_write_bytes: random.counters.nand_write_units * UNIT_BYTES,
             write_amplification: random.counters.write_amplification().unwrap_or(0.0),
-            steady_write_amplification: if steady_host > 0 {
-                steady_nand as f64 / steady_host as f64
-            } else {
-                0.0
-            },
+            steady_write_amplification: write_amplification(steady_nand, steady_host)
+                .unwrap_or(0.0),
             latency_us: LatencySummary {
                 p50: us(50.0),
                 p99: us(99.0),

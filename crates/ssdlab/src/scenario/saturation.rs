@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Procedure, Step, StepResult};
 use crate::error::{Error, Result};
-use crate::units::UNIT_BYTES;
+use crate::units::{SECTOR_BYTES, UNIT_BYTES};
 use crate::workload::{Pattern, PhaseResult, Rw, Workload};
 
 /// Label of the whole-drive write and of the write after idle.
@@ -172,9 +172,9 @@ impl Procedure for Saturation {
     type Summary = SaturationSummary;
 
     fn steps(&self, user_bytes: u64) -> Result<Vec<Step>> {
-        if self.block_bytes == 0 || self.block_bytes % UNIT_BYTES != 0 {
+        if self.block_bytes == 0 || self.block_bytes % SECTOR_BYTES != 0 {
             return Err(Error::Workload(format!(
-                "the saturation block size must be a positive multiple of 4096 bytes, got {}",
+                "the saturation block size must be a positive multiple of 512 bytes (a sector), got {}",
                 self.block_bytes
             )));
         }

@@ -57,12 +57,8 @@ impl Procedure for WorstCaseWa {
             let window = secs - secs / 5..secs;
             let mean = |s: &[u64]| s.iter().sum::<u64>() as f64 / s.len().max(1) as f64 / 1e6;
             let sum = |v: &[u64]| v.get(window.clone()).map_or(0, |s| s.iter().sum::<u64>());
-            let (host, nand) = (sum(&p.series.host_units), sum(&p.series.nand_units));
-            let steady = if host > 0 {
-                nand as f64 / host as f64
-            } else {
-                0.0
-            };
+            let (host, nand) = (sum(&p.series.host_bytes), sum(&p.series.nand_units));
+            let steady = crate::ftl::write_amplification(nand, host).unwrap_or(0.0);
             let burst = super::consistency::burst_seconds(&bytes[..secs]).clamp(1, 10);
             (
                 p.counters.write_amplification().unwrap_or(0.0),
