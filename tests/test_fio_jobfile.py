@@ -89,14 +89,25 @@ def test_times_follow_fio(text, default_us, expected_us):
     assert jf.parse_time_us(opt(text, "runtime"), default_us) == expected_us
 
 
-def test_unknown_time_unit():
-    with pytest.raises(SsdlabError, match=r"runtime=5min: unknown time unit 'min'"):
-        jf.parse_time_us(opt("5min", "runtime"), 1_000_000)
+@pytest.mark.parametrize("text,fio_us", [("5min", 5), ("10sec", 10), ("3hours", 3)])
+def test_unknown_time_unit(text, fio_us):
+    # fio's get_mult_time multiplies by 1 (microsecond) for any word it does not know exactly
+    # (fio --debug=parse on runtime=10sec: "ret=0, out=10").
+    with pytest.raises(SsdlabError, match=rf"runtime={text}: unknown time unit .*fio would read it as {fio_us} "
+                                          rf"microseconds"):
+        jf.parse_time_us(opt(text, "runtime"), 1_000_000)
 
 
-@pytest.mark.parametrize("value,expected", [(None, True), ("1", True), ("0", False), ("true", True), ("off", False)])
+@pytest.mark.parametrize("value,expected", [(None, True), ("1", True), ("0", False), ("0x1", True), ("01", True)])
 def test_bools(value, expected):
     assert jf.parse_bool(opt(value, "direct")) is expected
+
+
+@pytest.mark.parametrize("value", ["true", "off", "2", "-1"])
+def test_bools_fio_does_not_read_as_0_or_1_are_refused(value):
+    # fio reads a boolean with sscanf("%u"): "true" is no number (fio refuses it), 2 is above its max.
+    with pytest.raises(SsdlabError, match=r"expected 0 or 1 \(fio reads booleans as numbers\)"):
+        jf.parse_bool(opt(value, "direct"))
 
 
 def test_sections_comments_and_global_scope():
@@ -150,9 +161,15 @@ def test_environment_variables():
         jf.parse_string("[j]\nsize=${SIZE}\n", env={})
 
 
-def test_host_keywords_are_refused():
-    with pytest.raises(SsdlabError, match=r"fio keyword '\$mb_memory' depends on the host"):
-        jf.parse_string("[j]\nsize=8*$mb_memory\n", env={})
+def test_host_keywords_are_this_hosts_values_computed_as_fio_computes_them():
+    kw = jf.host_keywords()
+    j = jf.parse_string("[j]\nsize=8*$mb_memory\niodepth=$ncpus\nbs=$pagesize\nnumjobs=($ncpus+1)/2\n", env={}).jobs()[0]
+    assert j.get("size").value == str(8 * kw["$mb_memory"])
+    assert j.get("iodepth").value == str(kw["$ncpus"])
+    assert j.get("bs").value == str(kw["$pagesize"])
+    assert j.get("numjobs").value == str((kw["$ncpus"] + 1) // 2)  # bc: whole numbers, division truncates
+    with pytest.raises(SsdlabError, match=r"job.fio:2: .*bc"):
+        jf.parse_string("[j]\nsize=$mb_memory/2m\n", env={})  # bc cannot read "2m": fio drops the option
 
 
 def test_arithmetic_is_refused():

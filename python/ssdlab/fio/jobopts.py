@@ -8,7 +8,7 @@ value, `access`, `jobplan` and `planner` give the values their meaning.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ssdlab.fio import options as opts
 from ssdlab.fio.jobfile import JobDef, RawOption, parse_bool, parse_int
@@ -40,6 +40,24 @@ class JobOptions:
 
     def where(self) -> str:
         return str(self.job.where)
+
+    def fio_value(self, name: str) -> Any:
+        """Option `name`'s value as fio 3.33 reads it (`ssdlab.fio.fioread`), None when the job does
+        not set it: the value of the line that wins (the job's own over its globals', the last one
+        written). Sizes in bytes and times in microseconds as ints; per-direction options as a tuple
+        (read, write, trim) with None where fio keeps its default (``rate_min=,1m`` is
+        ``(None, 1048576, 1048576)``); fio's 32-bit whole numbers as a C int (``flow=-2`` is -2, the
+        weight 4294967294); a percentage ``("%", N)``; a choice as the choice matched (``rw=read:8k``
+        is "read", the text after ':' is in the option's ``value``); booleans as bool; float lists
+        as a tuple (``latency_percentile=99.5`` is ``(99.5,)``); ``random_distribution`` as
+        ``{"kind", "value", "center"}`` or ``{"kind", "zones": [read, write, trim]}`` with zones
+        ``(access %, size % or bytes)`` as fio fills them (``zoned:50/5:30/15:20/``: the last 80 %);
+        ``steadystate`` as ``(criterion, limit, percent)``; bssplit as per-direction tuples of
+        (bytes, percent)."""
+        o = self.get(name)
+        if o is None or self.job.file is None:
+            return None
+        return self.job.file.fio_value(o)
 
 
 def bool_option(j: JobOptions, name: str, default: bool) -> bool:

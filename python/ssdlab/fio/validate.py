@@ -24,12 +24,13 @@ MAX_LOG_MSEC = 2**32 - 1
 
 
 def check_known(job: JobDef) -> List[str]:
-    """Rejects unknown and unsupported options; returns the host-only ones used."""
+    """Rejects unknown and unsupported options (`options.REFUSED`, with the registry's reason);
+    returns the host-only ones used."""
     host: List[str] = []
     for o in job.global_options + job.own_options:
         s = opts.spec(o.name)
-        if s is None:
-            raise o.error(f"option '{o.name}' is not supported by the simulator{opts.suggestion(o.name)}")
+        if s is None or s.kind == opts.REFUSED:
+            raise o.error(opts.refusal(o.name))
         if s.type == "set" and o.value is not None and o.value.strip() not in ("", "1", "0"):
             raise o.error(f"option '{o.name}' takes no value (got '{o.value}')")
         if s.kind == opts.HOST and o.key not in host:
@@ -67,6 +68,12 @@ def check_values(j: JobOptions) -> None:
     job = j.job
     for o in job.global_options + job.own_options:
         s = opts.spec(o.name)
+        if s is not None and s.name == "log_max_value" and (o.value is None or o.value.strip() != "0"):
+            from ssdlab.fio.jobfile import parse_bool
+
+            if parse_bool(o):
+                raise o.error(f"{o.name}={shown(o.value or '')}: logs of window maxima are not simulated; the "
+                              f"simulator logs window averages (log_max_value=0)")
         if s is None or s.type not in opts.NUMERIC_TYPES and s.type != "lock":
             continue
         t = s.type
@@ -102,3 +109,14 @@ def check_values(j: JobOptions) -> None:
                     bssplit_part(j, o, text)
                 elif t == "ranges":
                     bsrange_part(j, o, text)
+    # Last, how fio itself reads them: an option fio refuses, or accepts but reads otherwise than it
+    # looks (a part it skips with an error, a blank after '='), is refused here too. The job file's
+    # last job also answers for the sections after it.
+    if job.file is not None:
+        extra = []
+        if job.index == len(job.file.jobs()):
+            tail = job.file.sections[[s.where for s in job.file.sections].index(job.where) + 1:]
+            extra = [o for sec in tail for o in sec.options]
+        problem = job.file.fio_problem(job.global_options + job.own_options + extra)
+        if problem is not None:
+            raise problem
