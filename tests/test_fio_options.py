@@ -62,6 +62,9 @@ def test_a_refused_option_gives_its_reason() -> None:
     assert ("option 'zonemode' is not supported by the simulator: no zoned model yet" in
             refusal("[j]\nrw=randwrite\nzonemode=zbd\n"))
 
+    assert "GPU memory for IO buffers has no meaning" in refusal("[j]\nrw=read\nmem=cudamalloc\n")
+    assert "not a block-IO engine" in refusal("[j]\nrw=read\nioengine=filecreate\n")
+
 
 def test_wait_for_the_job_just_before_is_a_stonewall_that_keeps_the_group() -> None:
     p = planner.plan(jf.parse_string("[a]\nrw=read\nsize=1m\nnumjobs=2\n[b]\nwait_for=a\nrw=read\nsize=1m\n"), GIB)

@@ -74,6 +74,9 @@ def check_values(j: JobOptions) -> None:
             if parse_bool(o):
                 raise o.error(f"{o.name}={shown(o.value or '')}: logs of window maxima are not simulated; the "
                               f"simulator logs window averages (log_max_value=0)")
+        if s is not None and s.name == "mem" and (o.value or "").strip().startswith("cudamalloc"):
+            raise o.error(f"{o.name}={shown(o.value or '')}: GPU memory for IO buffers has no meaning on a simulated "
+                          f"drive; leave mem at its default")
         if s is None or s.type not in opts.NUMERIC_TYPES and s.type != "lock":
             continue
         t = s.type
