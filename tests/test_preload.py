@@ -96,3 +96,29 @@ def test_the_cli_preloads_while_it_simulates() -> None:
         "print(len(started), os.path.exists(os.path.join(d, 'iops_log.png')))\n"
     )
     assert out.stdout.split() == ["1", "True"]
+
+
+@pytest.mark.parametrize("command", [
+    ["saturation", "--capacity", "1GiB", "--fill-pct", "100"],  # the core returns in ~0.2 s
+    ["hdtach", "--capacity", "1GiB", "--torture-minutes", "0"],
+])
+def test_a_run_shorter_than_the_preload_waits_for_it(tmp_path, command: list[str]) -> None:
+    # The core returned while the thread was still importing matplotlib, and the main thread's own
+    # chart import met a half-initialised module: a traceback ("partially initialized module
+    # 'matplotlib.ticker'") on every short saturation run. The main thread now waits for the thread.
+    out = subprocess.run([sys.executable, "-m", "ssdlab", *command, "--out", str(tmp_path / "r"), "-q"],
+                         capture_output=True, text=True)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert any(p.suffix == ".png" for p in (tmp_path / "r").iterdir())
+
+
+def test_wait_joins_the_thread_start_began() -> None:
+    out = _run(
+        "import sys\n"
+        "from ssdlab import preload\n"
+        "t = preload.start()\n"
+        "preload.wait()\n"
+        "print(t.is_alive(), 'matplotlib.figure' in sys.modules, preload._started)\n"
+        "preload.wait()  # nothing under way: returns at once\n"
+    )
+    assert out.stdout.split() == ["False", "True", "[]"]

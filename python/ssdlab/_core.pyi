@@ -19,6 +19,7 @@ __all__ = [
     "with_user_capacity",
     "consistency_steps",
     "Simulator",
+    "Store",
     "__version__",
 ]
 
@@ -69,6 +70,14 @@ class Simulator:
         """Erase count of every FTL block."""
     def enable_audit(self) -> None:
         """Turns on the double-program audit (tests)."""
+    def enable_store(self, mode: str) -> None:
+        """Gives the drive a content store, ``"checksums"`` or ``"data"``: from now on it keeps
+        what the host writes. Off by default."""
+    def store_stats(self) -> Optional[str]:
+        """The content store's figures as JSON (``mode``, ``sectors``, ``units_held``,
+        ``memory_bytes``), or None without a store."""
+    def check_store(self) -> None:
+        """Raises `SsdlabError` if a unit the FTL has unmapped holds content in the store."""
     def check_invariants(self) -> None:
         """Raises `SsdlabError` describing the first broken FTL invariant, if any."""
     def run_steps(self, steps_json: str, callback: Optional[_ProgressCallback] = None) -> list[_StepOutput]:
@@ -96,3 +105,20 @@ class Simulator:
         seconds reached."""
     def replay_finish(self) -> tuple[str, dict[str, Any]]:
         """Ends the replay; returns ``(json, series)``."""
+
+@final
+class Store:
+    """What the host wrote, per 512-byte sector, sparse. Offsets and lengths are bytes, multiples
+    of 512; never-written and trimmed sectors read as zeros."""
+
+    def __new__(cls, mode_name: str, capacity_bytes: int) -> "Store": ...
+    def write(self, offset: int, data: bytes) -> None:
+        """Writes `data` (whole sectors) at byte `offset`."""
+    def trim(self, offset: int, length: int) -> None:
+        """Makes `length` bytes at `offset` read as zeros (TRIM, write-zeroes)."""
+    def read(self, offset: int, length: int) -> bytes:
+        """The bytes at `offset` (a data store only)."""
+    def checksum(self, offset: int) -> int:
+        """The 64-bit checksum of the sector at byte `offset` (0: zeros)."""
+    def stats(self) -> str:
+        """``{"mode", "sectors", "units_held", "memory_bytes"}`` as JSON."""

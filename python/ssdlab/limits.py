@@ -42,6 +42,7 @@ _L = json.loads(_core.limits())
 MAX_QUEUE_DEPTH: int = int(_L["max_queue_depth"])
 MAX_INTERVALS: int = int(_L["max_intervals"])
 MAX_SCHEDULED_SECONDS: float = float(_L["max_scheduled_seconds"])
+MIN_RATE_IOPS: float = float(_L["min_rate_iops"])
 MAX_SERIES_SECONDS: float = float(MAX_INTERVALS)
 """The longest phase with a per-second series (consistency, used-vs-new, device runs): 10^7 s."""
 MAX_BLOCK_BYTES: int = int(_L["max_block_bytes"])

@@ -23,8 +23,24 @@ def _import_all() -> None:
             return
 
 
+_started: list = []  # the thread start() began, until wait() has joined it
+
+
 def start() -> threading.Thread:
     """Starts importing pandas and the chart modules; returns the (daemon) thread doing it."""
     thread = threading.Thread(target=_import_all, name="ssdlab-preload", daemon=True)
     thread.start()
+    _started.append(thread)
     return thread
+
+
+def wait() -> None:
+    """Waits for the imports start() began (nothing if none is under way). Called when the core
+    returns, before the calling thread makes frames or charts: two threads importing matplotlib at
+    once can each meet the other's half-initialised module (its ticker, scale and colors modules
+    import one another), and the import machinery then hands one of them a partial module
+    ("cannot import name 'NullFormatter' from partially initialized module") on short runs."""
+    while _started:
+        thread = _started.pop()
+        if thread is not threading.current_thread():
+            thread.join()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from ssdlab import _core, moved
+from ssdlab import _core, moved, preload
 from ssdlab.config import DriveConfig, load_preset, preset_names
 from ssdlab.errors import SsdlabError
 from ssdlab.progress import ProgressCallback, StepBars
@@ -281,6 +281,22 @@ class Simulator:
         """Raises `SsdlabError` describing the first broken FTL invariant, if any."""
         self._core.check_invariants()
 
+    def enable_store(self, mode: str = "checksums") -> None:
+        """Gives the drive a content store (``ssdlab.store``): ``"checksums"`` keeps a 64-bit
+        checksum per 512-byte sector written (enough to verify), ``"data"`` the bytes. Sparse:
+        memory grows with what is written. Never-written and trimmed sectors read as zeros."""
+        self._core.enable_store(mode)
+
+    def store_stats(self) -> Optional[Dict[str, Any]]:
+        """The content store's ``mode``, ``sectors``, ``units_held`` (4 KiB units holding
+        content) and ``memory_bytes``, or None without a store."""
+        raw = self._core.store_stats()
+        return None if raw is None else json.loads(raw)
+
+    def check_store(self) -> None:
+        """Raises `SsdlabError` if a unit the FTL has unmapped holds content in the store."""
+        self._core.check_store()
+
     def run_steps(self, steps: Sequence[Dict[str, Any]], progress: Progress = None) -> List[StepResult]:
         """Runs `steps` in order and returns one `StepResult` per step.
 
@@ -305,6 +321,7 @@ class Simulator:
             raise _locate(err, steps, steps_json, starts) from None
         finally:
             callback.close()
+            preload.wait()  # the preload's imports end before this thread makes frames
         return [_step_result(j, s) for j, s in outputs]
 
     def _run_consistency(self, params: Dict[str, Any], progress: Progress) -> tuple[List[StepResult], Dict[str, Any]]:
@@ -315,6 +332,7 @@ class Simulator:
             outputs, summary = self._core.run_consistency(params_json, callback)
         finally:
             callback.close()
+            preload.wait()  # the preload's imports end before this thread makes frames
         return [_step_result(j, s) for j, s in outputs], json.loads(summary)
 
     def _run_procedure(
@@ -328,6 +346,7 @@ class Simulator:
             outputs, summary = self._core.run_procedure(name, params_json, callback)
         finally:
             callback.close()
+            preload.wait()  # the preload's imports end before this thread makes frames
         return [_step_result(j, s) for j, s in outputs], json.loads(summary)
 
 

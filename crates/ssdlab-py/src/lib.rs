@@ -6,6 +6,7 @@
 
 mod convert;
 mod error;
+mod store;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -231,6 +232,26 @@ impl Simulator {
         self.drive.enable_audit();
     }
 
+    /// Gives the drive a content store, "checksums" or "data" (`ssdlab::store`): from now on it
+    /// keeps what the host writes. Off by default.
+    fn enable_store(&mut self, mode: &str) -> PyResult<()> {
+        guarded(|| {
+            let mode = mode.parse().map_err(|e| to_py(e, None))?;
+            self.drive.enable_store(mode).map_err(|e| to_py(e, None))
+        })
+    }
+
+    /// The content store's figures as JSON (`mode`, `sectors`, `units_held`, `memory_bytes`),
+    /// or None without a store.
+    fn store_stats(&self) -> Option<String> {
+        self.drive.store().map(store::stats_json)
+    }
+
+    /// Raises `SsdlabError` if a unit the FTL has unmapped holds content in the store.
+    fn check_store(&self) -> PyResult<()> {
+        self.drive.check_store().map_err(SsdlabError::new_err)
+    }
+
     /// Raises `SsdlabError` describing the first broken FTL invariant, if any.
     fn check_invariants(&self) -> PyResult<()> {
         self.drive
@@ -411,6 +432,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(with_user_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(consistency_steps, m)?)?;
     m.add_class::<Simulator>()?;
+    m.add_class::<store::PyStore>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -4,6 +4,13 @@
 //! buffer space is released when the NAND program holding the data completes. A read waits for
 //! its units' dies and channels, then crosses the link. A TRIM costs a command. All times are
 //! simulated nanoseconds.
+//!
+//! The host addresses bytes in 512-byte sectors; the FTL maps 4 KiB units. Every workload
+//! submits through [`Drive::submit_bytes`], which turns a byte range into unit operations the way
+//! a page-mapped drive must: a read reads every unit it touches whole; a write that covers a
+//! unit only in part reads that unit's old data (a NAND read, if the unit holds data) and
+//! programs the whole merged unit (a read-modify-write); a TRIM unmaps only the units it covers
+//! whole.
 
 use crate::config::DriveConfig;
 use crate::error::{Error, Result};
@@ -42,6 +49,32 @@ impl Io {
     }
 }
 
+/// What a request given in bytes did to the mapping units ([`Drive::submit_bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// Units the request read or wrote (every unit it touches, whole), or unmapped (a TRIM: the
+    /// units it covers whole).
+    pub units: u64,
+    /// Units a write covered only in part (0, 1 or 2: its first and last): the drive merged the
+    /// host's bytes into each unit's old data, read from NAND when the unit held data and was no
+    /// longer in the write buffer.
+    pub rmw_units: u64,
+    /// Bytes of a TRIM that lay in units it covered only in part, and so stay mapped.
+    pub trim_bytes_kept: u64,
+    /// The request starts or ends inside a unit.
+    pub unaligned: bool,
+}
+
+/// `units` as the `u32` an [`Io`] holds, or an error naming the request's `length`.
+#[inline]
+fn unit_count(units: u64, length: u64) -> Result<u32> {
+    u32::try_from(units).map_err(|_| {
+        Error::Workload(format!(
+            "a request of {length} bytes is too long to simulate"
+        ))
+    })
+}
+
 #[derive(Clone, Debug)]
 pub struct Drive {
     config: DriveConfig,
@@ -56,6 +89,8 @@ pub struct Drive {
     last_ack: SimTime,
     /// Host idle time after which idle GC may start, if the drive has idle GC.
     idle_delay: Option<SimTime>,
+    /// What the host wrote, if the drive keeps content (`crate::store`; off by default).
+    pub(crate) store: Option<Box<crate::store::Store>>,
 }
 
 impl Drive {
@@ -94,6 +129,7 @@ impl Drive {
             floor: SimTime::ZERO,
             last_ack: SimTime::ZERO,
             idle_delay,
+            store: None,
         })
     }
 
@@ -152,6 +188,9 @@ impl Drive {
     /// Secure erase: every block erased, every mapping gone, the write buffer dropped.
     pub fn secure_erase(&mut self) -> SimTime {
         self.buffer.clear();
+        if let Some(store) = self.store.as_deref_mut() {
+            store.clear();
+        }
         let done = self.ftl.secure_erase(self.now);
         self.now = done;
         self.link_free = self.link_free.max(done);
@@ -186,28 +225,161 @@ impl Drive {
         Ok(())
     }
 
-    /// Serves one request submitted at `t`; returns its completion time.
+    /// Serves one request of whole units submitted at `t`; returns its completion time.
     #[inline]
     pub fn submit(&mut self, io: Io, t: SimTime) -> Result<SimTime> {
-        self.accept(io, t, &[])
+        if self.store.is_some() {
+            let unit = UNIT_BYTES;
+            self.store_request(
+                io.kind,
+                u64::from(io.lpn) * unit,
+                u64::from(io.units) * unit,
+            )?;
+        }
+        self.accept(io, t, &[], u64::from(io.units) * UNIT_BYTES)
     }
 
-    /// Serves a write submitted at `t` whose first and/or last unit the host covers only in part
-    /// (`partial` lists those units): the drive reads their old contents from NAND and merges
-    /// them before it takes the write (a read-modify-write), so the write is acknowledged no
-    /// earlier than those reads complete. The reads count as host unit reads in the counters.
-    pub fn submit_read_modify_write(
+    /// Serves a request of `length` bytes at byte `offset` submitted at `t`; returns its
+    /// completion time and what it did to the units. This is the one path of every workload
+    /// (the engine's request streams and trace replay):
+    ///
+    /// - a request of whole units goes to [`Drive::submit`] unchanged;
+    /// - a read reads every unit it touches whole (a NAND read of each unit that holds data) and
+    ///   moves `length` bytes over the link;
+    /// - a write moves `length` bytes over the link; a unit it covers only in part (its first
+    ///   and/or last) costs a read-modify-write: the drive reads the unit's old data, merges the
+    ///   host's bytes into it and programs the whole unit, so a 512-byte write programs 4096
+    ///   bytes. The read is a NAND read when the unit holds data (it counts in
+    ///   `host_page_reads`); a unit never written or trimmed reads as zeros, with no NAND read.
+    ///   The write is acknowledged no earlier than those reads complete. A unit still in the host
+    ///   page being assembled (in the write buffer, not yet programmed) is merged there instead,
+    ///   with no read and no new program ([`Ftl::in_open_host_page`]): sequential 512-byte
+    ///   writes fill a unit in DRAM;
+    /// - a TRIM unmaps only the units it covers whole. A drive cannot unmap part of a unit (its
+    ///   mapping has no finer grain), and the usual FTL ignores the partial part, as here: those
+    ///   bytes keep their data (`trim_bytes_kept`). A TRIM that covers no unit whole still costs a
+    ///   command.
+    ///
+    /// The request must lie in the user space.
+    // Always inlined (measured with callgrind): the store test stays a test of an `Option` in the
+    // caller, and the timing path is inlined exactly as before the store existed.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub fn submit_bytes(
         &mut self,
-        io: Io,
-        partial: &[Lpn],
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        compressibility: f64,
         t: SimTime,
-    ) -> Result<SimTime> {
-        debug_assert!(io.kind == IoKind::Write);
-        self.accept(io, t, partial)
+    ) -> Result<(SimTime, Touched)> {
+        if self.store.is_some() {
+            return self.submit_bytes_stored(kind, offset, length, compressibility, t);
+        }
+        self.submit_bytes_timed(kind, offset, length, compressibility, t)
+    }
+
+    /// [`Drive::submit_bytes`] on a drive with a content store (`crate::store`), kept out of
+    /// line: a drive without one runs the code it ran before the store existed.
+    #[inline(never)]
+    fn submit_bytes_stored(
+        &mut self,
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        compressibility: f64,
+        t: SimTime,
+    ) -> Result<(SimTime, Touched)> {
+        self.store_request(kind, offset, length)?;
+        self.submit_bytes_timed(kind, offset, length, compressibility, t)
+    }
+
+    /// [`Drive::submit_bytes`]'s timing: the units the request touches, through the FTL.
+    #[inline]
+    fn submit_bytes_timed(
+        &mut self,
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        compressibility: f64,
+        t: SimTime,
+    ) -> Result<(SimTime, Touched)> {
+        if (offset | length) % UNIT_BYTES == 0 {
+            // Whole units: the path every 4 KiB-aligned workload takes, as before.
+            let units = length / UNIT_BYTES;
+            let io = Io {
+                kind,
+                lpn: (offset / UNIT_BYTES) as Lpn,
+                units: unit_count(units, length)?,
+                compressibility,
+            };
+            let ack = self.accept(io, t, &[], length)?;
+            let touched = Touched {
+                units,
+                ..Touched::default()
+            };
+            return Ok((ack, touched));
+        }
+        self.submit_partial(kind, offset, length, compressibility, t)
+    }
+
+    /// [`Drive::submit_bytes`] for a request that starts or ends inside a unit (kept out of
+    /// line: the whole-unit path stays as small as it was).
+    #[inline(never)]
+    fn submit_partial(
+        &mut self,
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        compressibility: f64,
+        t: SimTime,
+    ) -> Result<(SimTime, Touched)> {
+        let end = offset + length;
+        let first = offset / UNIT_BYTES;
+        let last = end.div_ceil(UNIT_BYTES); // one past the last unit touched
+        let units = last - first;
+        let mut touched = Touched {
+            units,
+            unaligned: true,
+            ..Touched::default()
+        };
+        let io = Io {
+            kind,
+            lpn: first as Lpn,
+            units: unit_count(units, length)?,
+            compressibility,
+        };
+        let ack = match kind {
+            IoKind::Read => self.accept(io, t, &[], length)?,
+            IoKind::Write => {
+                let mut partial = [0 as Lpn; 2];
+                let mut n = 0;
+                if offset % UNIT_BYTES != 0 {
+                    partial[n] = first as Lpn;
+                    n += 1;
+                }
+                if end % UNIT_BYTES != 0 && (n == 0 || last - 1 != first) {
+                    partial[n] = (last - 1) as Lpn;
+                    n += 1;
+                }
+                touched.rmw_units = n as u64;
+                self.accept(io, t, &partial[..n], length)?
+            }
+            IoKind::Trim => {
+                let whole_first = offset.div_ceil(UNIT_BYTES);
+                let whole = (end / UNIT_BYTES).saturating_sub(whole_first);
+                touched.units = whole;
+                touched.trim_bytes_kept = length - whole * UNIT_BYTES;
+                let lpn = if whole > 0 { whole_first } else { first };
+                let trim = Io::new(IoKind::Trim, lpn as Lpn, unit_count(whole, length)?);
+                self.accept(trim, t, &[], 0)?
+            }
+        };
+        Ok((ack, touched))
     }
 
     #[inline]
-    fn accept(&mut self, io: Io, t: SimTime, partial: &[Lpn]) -> Result<SimTime> {
+    fn accept(&mut self, io: Io, t: SimTime, partial: &[Lpn], bytes: u64) -> Result<SimTime> {
         // Requests arrive in time order, so nothing will be ready before `t` again.
         if t.ns() > self.floor.ns() + 10_000_000 {
             self.floor = t;
@@ -218,25 +390,36 @@ impl Drive {
                 self.ftl.idle(self.last_ack, t)?;
             }
         }
-        let ack = self.serve(io, t, partial)?;
+        let ack = self.serve(io, t, partial, bytes)?;
         self.last_ack = self.last_ack.max(ack);
         Ok(ack)
     }
 
     #[inline]
-    fn serve(&mut self, io: Io, t: SimTime, partial: &[Lpn]) -> Result<SimTime> {
-        let bytes = u64::from(io.units) * UNIT_BYTES;
+    /// Serves `io` over whole units; `bytes` is what crosses the link (the host's own length,
+    /// which a partial unit makes shorter than the units), `partial` the units a write merges.
+    fn serve(&mut self, io: Io, t: SimTime, partial: &[Lpn], bytes: u64) -> Result<SimTime> {
         let command_done = t.max(self.link_free) + self.layout.t_command;
         match io.kind {
             IoKind::Write => {
+                self.ftl.count_host_write_bytes(bytes);
                 let arrived = command_done + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
                 self.link_free = arrived;
                 let mut ack = arrived;
-                for &lpn in partial {
-                    ack = ack.max(self.ftl.host_read(lpn, command_done)?);
+                let (mut lpn, mut end) = (io.lpn, io.lpn + io.units);
+                for &p in partial {
+                    if self.ftl.in_open_host_page(p) {
+                        // Still in the write buffer: merged there, no read and no new program.
+                        if p == lpn {
+                            lpn += 1;
+                        } else {
+                            end -= 1;
+                        }
+                    } else {
+                        // Read-modify-write: the unit's old data first (no NAND read if unmapped).
+                        ack = ack.max(self.ftl.host_read(p, command_done)?);
+                    }
                 }
-                let end = io.lpn + io.units;
-                let mut lpn = io.lpn;
                 while lpn < end {
                     // Units that fit both the open host page and the free buffer go in together.
                     let run = self.ftl.host_run_room().min(end - lpn);
@@ -290,6 +473,10 @@ impl Drive {
     /// TRIMs `[lpn, lpn + units)` at once, as a format does; returns when it completed.
     pub fn trim_range(&mut self, lpn: u64, units: u64) -> Result<SimTime> {
         self.check_range(lpn, units)?;
+        if let Some(store) = self.store.as_deref_mut() {
+            let per = UNIT_BYTES / crate::units::SECTOR_BYTES;
+            store.zero(lpn * per, units * per)?;
+        }
         for l in lpn..lpn + units {
             self.ftl.trim(l as Lpn);
         }

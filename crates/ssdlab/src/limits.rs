@@ -34,8 +34,17 @@ pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
 /// The shortest series interval, in ms: fio logs at whole milliseconds.
 pub const MIN_INTERVAL_MS: f64 = 1.0;
 
-/// The lowest rate limit, in requests per second: fio's `rate_iops` is a whole number.
-pub const MIN_RATE_IOPS: f64 = 1.0;
+/// The lowest rate limit, in requests per second: 10^-6, one request every 10^15 ns (11.6 days).
+/// fio takes any rate: `rate` is in bytes per second, so `rate=300` at 4 KiB is 0.073 IOPS
+/// (init.c `__setup_rate`, backend.c `usec_for_io`). A gap of 10^15 ns keeps the engine's u64
+/// nanosecond arithmetic far from overflow; its rate deadlines are also checked
+/// (`MAX_RATE_DEADLINE_SECONDS`).
+pub const MIN_RATE_IOPS: f64 = 1e-6;
+
+/// The latest a rate limit may schedule a request, in simulated seconds after the phase
+/// starts: 10^10 s. A byte- or count-limited job at a very low rate that would wait longer ends
+/// with an error rather than running the u64 nanosecond clock (1.8 × 10^10 s) out.
+pub const MAX_RATE_DEADLINE_SECONDS: f64 = 1e10;
 
 /// The deepest queue: fio's own `iodepth` limit.
 pub const MAX_QUEUE_DEPTH: u32 = 65_536;

@@ -104,6 +104,20 @@ impl super::Workload {
         {
             return err("poisson arrivals need a rate (rate_iops)".into());
         }
+        if self.rate_process == RateProcess::Poisson
+            && self
+                .rate_iops
+                .iter()
+                .chain(self.rate_iops_per_direction.iter().flatten())
+                .any(|r| *r < 1.0)
+        {
+            // fio's usec_for_io (backend.c): iops = bps / min_bs is 0, and 1000000 / iops
+            // divides by zero.
+            return err(
+                "poisson arrivals need at least one request per second (fio divides by zero below it)"
+                    .into(),
+            );
+        }
         if let Some(r) = &self.rate_min {
             if let Err(m) = r.validate() {
                 return err(m);

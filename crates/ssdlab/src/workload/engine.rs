@@ -7,14 +7,20 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::control::{Exit, ExitWhat, JobError, EIO, ETIMEDOUT};
+use super::flow::Flows;
+use super::inflight::Completion;
+use super::jobctl::Control;
+use super::latency_target::Step as Search;
 use super::steady::steady_reached;
 use super::stream::{RequestStream, LOOKAHEAD};
+use super::verify::{verify_error, verify_request, Next, VerifyState};
 use super::{PhaseResult, Plan, Progress, Rw, Workload};
-use crate::drive::{Drive, Io, IoKind};
+use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
 use crate::ftl::{Counters, Tally};
 use crate::metrics::{IntervalClock, LatencyRecorder, Series};
-use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
+use crate::units::{SimTime, NS_PER_SEC, SECTORS_PER_UNIT, SECTOR_BYTES};
 
 /// Requests whose mapping entries are prefetched together (every `PREFETCH_BATCH` submissions).
 const PREFETCH_BATCH: usize = 8;
@@ -42,6 +48,10 @@ struct Job<'a> {
     steady_at: Option<f64>,
     checked_second: u64,
     done: bool,
+    /// fio's semantics beyond the closed loop, for a job that uses them (jobctl.rs).
+    ctl: Option<Box<Control>>,
+    /// fio's `verify` (`super::verify`): none for a job that does not verify.
+    verify: Option<Box<VerifyState>>,
 }
 
 /// The direction and time of a request drawn as `kind` for a slot free at `t`, under the
@@ -77,14 +87,42 @@ fn direction_at(
     (kind, allowed[k])
 }
 
+/// `from + gap`, the next time a rate limit lets a request go, checked: a deadline more than
+/// `limits::MAX_RATE_DEADLINE_SECONDS`, or more than `limits::MAX_INTERVALS` series intervals,
+/// after the phase's `start` (a very low rate on a job limited by bytes or requests, not by
+/// time) is a one-line error, never an overflow of the u64 clock or a series out of memory.
+#[inline]
+fn rate_deadline(
+    from: SimTime,
+    gap: SimTime,
+    start: SimTime,
+    interval_ns: u64,
+    label: &str,
+) -> Result<SimTime> {
+    let limit = ((crate::limits::MAX_RATE_DEADLINE_SECONDS * NS_PER_SEC as f64) as u64)
+        .min(interval_ns.saturating_mul(crate::limits::MAX_INTERVALS));
+    let label = if label.is_empty() { "workload" } else { label };
+    match from.0.checked_add(gap.0) {
+        Some(due) if due.saturating_sub(start.0) <= limit => Ok(SimTime(due)),
+        _ => Err(Error::Workload(format!(
+            "{label}: the rate limit would hold a request past {:e} simulated seconds (at most {:e} s, \
+             and {} series intervals); raise the rate or bound the job by runtime",
+            limit as f64 / NS_PER_SEC as f64,
+            crate::limits::MAX_RATE_DEADLINE_SECONDS,
+            crate::limits::MAX_INTERVALS
+        ))),
+    }
+}
+
 impl<'a> Job<'a> {
     fn new(w: &'a Workload, plan: Plan, seed: u64, start: SimTime) -> Job<'a> {
         let stream = RequestStream::new(
             w,
             w.seed.unwrap_or(seed),
             plan.span_start,
-            plan.span_units,
-            plan.block_units,
+            plan.span_sectors,
+            plan.block_sectors,
+            plan.drive_sectors,
         );
         Job {
             w,
@@ -106,6 +144,11 @@ impl<'a> Job<'a> {
             steady_at: None,
             checked_second: 0,
             done: false,
+            ctl: None,
+            verify: w
+                .verify
+                .as_ref()
+                .map(|v| Box::new(VerifyState::new(v, start))),
             stream,
             plan,
         }
@@ -117,6 +160,9 @@ impl<'a> Job<'a> {
         let Reverse(mut t) = *self.slots.peek().expect("a job keeps queue_depth slots");
         if self.plan.rate_gap.is_some() {
             t = t.max(self.next_allowed);
+        }
+        if let Some(c) = &self.ctl {
+            t = t.max(c.hold_until);
         }
         match self.stream.peek(0) {
             Some((kind, _, _)) => {
@@ -135,7 +181,14 @@ impl<'a> Job<'a> {
 
     /// Submits the job's next request, or marks the job done when it reached its limit.
     #[inline]
-    fn step(&mut self, drive: &mut Drive, start: SimTime, before: &mut Tally) -> Result<()> {
+    /// `VERIFY`: the job verifies (fio's `verify`); a job that does not runs the step compiled
+    /// without any of it.
+    fn step<const VERIFY: bool>(
+        &mut self,
+        drive: &mut Drive,
+        start: SimTime,
+        before: &mut Tally,
+    ) -> Result<()> {
         let plan = &self.plan;
         let mut slot = self
             .slots
@@ -144,7 +197,20 @@ impl<'a> Job<'a> {
         let Reverse(mut t) = *slot;
         if let Some(gap) = plan.rate_gap {
             t = t.max(self.next_allowed);
-            self.next_allowed = t + gap;
+            self.next_allowed = match self.ctl.as_deref_mut().and_then(|c| c.poisson.as_mut()) {
+                // Poisson arrivals are due at their own times, however late the last one went.
+                Some(p) => rate_deadline(
+                    self.next_allowed,
+                    p.gap(self.stream.peek(0).map_or(0, |r| r.0 as usize)),
+                    start,
+                    plan.interval_ns,
+                    &self.w.label,
+                )?,
+                None => rate_deadline(t, gap, start, plan.interval_ns, &self.w.label)?,
+            };
+        }
+        if let Some(c) = self.ctl.as_deref_mut() {
+            t = t.max(c.hold_until);
         }
         if let Some(ss) = &self.w.steady_state {
             let second = (t - start).ns() / NS_PER_SEC;
@@ -157,14 +223,49 @@ impl<'a> Job<'a> {
                 }
             }
         }
-        if self.end_time.is_some_and(|e| t >= e)
+        // A verifying job that writes runs fio's passes (writes, then reading them back): its
+        // verify state says what comes next and when it ends.
+        let mut listed = None;
+        if let Some(v) = self.verify.as_deref_mut().filter(|v| VERIFY && v.governs()) {
+            let timed_out = self.end_time.is_some_and(|e| t >= e);
+            let ios_out = plan.io_limit.is_some_and(|n| self.submitted_ios >= n);
+            match v.next(t, timed_out, ios_out) {
+                Next::Done => {
+                    self.done = true;
+                    return Ok(());
+                }
+                Next::Wait(at) => {
+                    *slot = Reverse(at);
+                    return Ok(());
+                }
+                Next::Phantom => {
+                    let (k, s, n) = self.stream.next();
+                    v.phantom(k == IoKind::Write, s, n, t);
+                    self.ios[k as usize] += 1;
+                    self.bytes[k as usize] += n * SECTOR_BYTES;
+                    self.submitted_ios += 1;
+                    self.submitted_bytes += n * SECTOR_BYTES;
+                    return Ok(());
+                }
+                Next::Verify(p) => listed = Some(p),
+                Next::Stream => {}
+            }
+        } else if self.end_time.is_some_and(|e| t >= e)
             || plan.io_limit.is_some_and(|n| self.submitted_ios >= n)
             || plan.byte_limit.is_some_and(|b| self.submitted_bytes >= b)
+            || self
+                .w
+                .sequencer
+                .and_then(|q| q.passes)
+                .is_some_and(|p| self.stream.next_pass() > p)
         {
             self.done = true;
             return Ok(());
         }
-        let (drawn, lpn, units) = self.stream.next();
+        let (drawn, sector, sectors) = match listed {
+            Some(p) => (IoKind::Read, p.sector, p.sectors),
+            None => self.stream.next(),
+        };
         let (kind, at) = direction_at(
             &plan.direction_gaps,
             &self.direction_allowed,
@@ -172,11 +273,21 @@ impl<'a> Job<'a> {
             drawn,
             t,
         );
-        if let Some(gap) = plan.direction_gaps[kind as usize] {
+        if let Some(gap) = plan.direction_gaps[kind as usize].filter(|_| listed.is_none()) {
             t = at;
             // As fio: the k-th request of a direction is due k gaps after the start (a direction
             // that fell behind catches up), not one gap after the previous one went out.
-            self.direction_allowed[kind as usize] += gap;
+            let gap = match self.ctl.as_deref_mut().and_then(|c| c.poisson.as_mut()) {
+                Some(p) => p.gap(kind as usize),
+                None => gap,
+            };
+            self.direction_allowed[kind as usize] = rate_deadline(
+                self.direction_allowed[kind as usize],
+                gap,
+                start,
+                plan.interval_ns,
+                &self.w.label,
+            )?;
             if self.end_time.is_some_and(|e| t >= e) {
                 self.done = true;
                 return Ok(());
@@ -186,29 +297,24 @@ impl<'a> Job<'a> {
         // page walks then overlap too (a prefetch waits for its address translation).
         if self.submitted_ios % PREFETCH_BATCH as u64 == 0 {
             for i in 0..PREFETCH_BATCH {
-                if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD - PREFETCH_BATCH + i) {
-                    drive.prefetch(l as u32, 0);
+                if let Some((_, s, _)) = self.stream.peek(LOOKAHEAD - PREFETCH_BATCH + i) {
+                    drive.prefetch((s / SECTORS_PER_UNIT) as u32, 0);
                 }
             }
             for i in 0..PREFETCH_BATCH {
-                if let Some((_, l, _)) = self.stream.peek(LOOKAHEAD - 2 * PREFETCH_BATCH + i) {
-                    drive.prefetch(l as u32, 1);
+                if let Some((_, s, _)) = self.stream.peek(LOOKAHEAD - 2 * PREFETCH_BATCH + i) {
+                    drive.prefetch((s / SECTORS_PER_UNIT) as u32, 1);
                 }
             }
         }
-        let block_bytes = units * UNIT_BYTES;
-        let io = Io {
-            kind,
-            lpn: lpn as u32,
-            units: units as u32,
-            compressibility: self.w.compressibility,
-        };
-        let t = if self.w.rw == Rw::TrimWrite {
-            let trim = Io {
-                kind: IoKind::Trim,
-                ..io
-            };
-            let trimmed = drive.submit(trim, t)?;
+        // Every request goes through the drive's one byte-level path: whole units as they are,
+        // a unit covered in part by a read-modify-write (`Drive::submit_bytes`).
+        let offset = sector * SECTOR_BYTES;
+        let block_bytes = sectors * SECTOR_BYTES;
+        let compressibility = self.w.compressibility;
+        let t = if self.w.rw == Rw::TrimWrite && listed.is_none() {
+            let (trimmed, _) =
+                drive.submit_bytes(IoKind::Trim, offset, block_bytes, compressibility, t)?;
             self.ios[2] += 1;
             self.bytes[2] += block_bytes;
             self.latency[2].record((trimmed - t).ns());
@@ -222,10 +328,15 @@ impl<'a> Job<'a> {
         } else {
             t
         };
-        let ack = drive.submit(io, t)?;
+        let (ack, _) = drive.submit_bytes(kind, offset, block_bytes, compressibility, t)?;
+        let failed = match self.verify.as_deref_mut().filter(|_| VERIFY) {
+            Some(v) => verify_request(v, drive, kind, listed, sector, sectors, start, ack)?,
+            None => false,
+        };
         let buckets = self.position_done.len() as u64;
         if buckets > 0 {
-            let b = ((lpn - plan.span_start) * buckets / plan.span_units) as usize;
+            let b = (u128::from(sector - plan.span_start) * u128::from(buckets)
+                / u128::from(plan.span_sectors)) as usize;
             let done = (ack - start).ns();
             self.position_done[b] = self.position_done[b].max(done);
             self.position_bytes[b] += block_bytes;
@@ -248,6 +359,25 @@ impl<'a> Job<'a> {
         *before = after;
         self.last_ack = self.last_ack.max(ack);
         *slot = Reverse(ack + plan.think);
+        if VERIFY && failed {
+            // As fio: the failed read ends the job with EILSEQ.
+            self.done = true;
+            if let Some(c) = self.ctl.as_deref_mut() {
+                c.stopped_at = Some(ack);
+                if self.verify.as_deref().is_some_and(VerifyState::failed) {
+                    c.outcome.error = Some(verify_error(self.verify.as_deref()));
+                }
+            }
+        }
+        if let Some(q) = self.ctl.as_deref_mut().and_then(|c| c.inflight.as_mut()) {
+            q.push(Completion {
+                at: ack,
+                dir: k as u8,
+                offset,
+                bytes: block_bytes,
+                latency_ns: (ack - t).ns(),
+            });
+        }
         Ok(())
     }
 
@@ -275,6 +405,9 @@ impl<'a> Job<'a> {
 
     /// When the job ended: a time-based job lasts its duration, unless steady state ended it.
     fn end(&self) -> SimTime {
+        if let Some(s) = self.ctl.as_ref().and_then(|c| c.stopped_at) {
+            return s.max(self.last_ack);
+        }
         match (self.end_time, self.steady_at) {
             (Some(e), None) => e.max(self.last_ack),
             _ => self.last_ack,
@@ -343,6 +476,22 @@ pub fn run_together(
         .zip(seeds)
         .map(|((w, plan), &seed)| Job::new(w, plan, seed, start))
         .collect();
+    // fio's semantics beyond the closed loop; flows and exitall reach across jobs, so then every
+    // job keeps the state.
+    let together = jobs.len() > 1 && jobs.iter().any(|w| w.flow.is_some() || w.exit.is_some());
+    for (j, &seed) in state.iter_mut().zip(seeds) {
+        j.ctl = Control::new(j.w, j.w.seed.unwrap_or(seed), start, together);
+        if j.ctl.as_ref().is_some_and(|c| c.search.is_some()) {
+            j.slots = std::iter::once(Reverse(start)).collect(); // a latency search starts at depth 1
+        }
+    }
+    let flow_of = if together {
+        let (f, of) = Flows::new(&jobs.iter().map(|w| w.flow).collect::<Vec<_>>());
+        Some((f, of))
+    } else {
+        None
+    };
+    let (mut flows, flow_of) = flow_of.unwrap_or_default();
     let mut before = drive.tally();
     let mut submitted = 0u64;
     loop {
@@ -353,12 +502,29 @@ pub fn run_together(
             state
                 .iter()
                 .enumerate()
-                .filter(|(_, j)| !j.done)
+                .filter(|(_, j)| !j.done && !j.ctl.as_ref().is_some_and(|c| c.flow_blocked))
                 .min_by_key(|(i, j)| (j.next_time(), *i))
                 .map(|(i, _)| i)
         };
         let Some(i) = next else { break };
-        state[i].step(drive, start, &mut before)?;
+        let turn = if state[i].ctl.is_some() {
+            state[i].control(start, &mut flows, flow_of.get(i).copied().flatten())
+        } else {
+            Turn::Go
+        };
+        if let Turn::Counted(f, at) = turn {
+            let_go(&mut state, f, at, &flow_of);
+        }
+        if !matches!(turn, Turn::Handled) {
+            if state[i].verify.is_some() {
+                state[i].step::<true>(drive, start, &mut before)?;
+            } else {
+                state[i].step::<false>(drive, start, &mut before)?;
+            }
+        }
+        if state[i].done && state[i].ctl.is_some() {
+            job_ended(&mut state, i, &mut flows, &flow_of);
+        }
         submitted += 1;
         if submitted % 8192 == 0 {
             let slowest = state
@@ -394,6 +560,18 @@ pub fn run_together(
                 steady_state_at_s: j.steady_at,
                 position_done_ns: j.position_done,
                 position_bytes: j.position_bytes,
+                outcome: {
+                    let mut o = j.ctl.map_or_else(super::Outcome::default, |c| {
+                        let mut o = c.outcome;
+                        o.latency_depth = c.search.map(|s| s.qd);
+                        o
+                    });
+                    if let Some(v) = j.verify.as_deref() {
+                        v.add_to(&mut o);
+                    }
+                    o
+                },
+                verify: j.verify.map(|v| v.finish(job_end)),
                 series: j.series,
             }
         })
@@ -405,7 +583,15 @@ pub fn run_together(
         let mut series = Series::new(interval_ns);
         let (mut ios, mut bytes) = ([0u64; 3], [0u64; 3]);
         let mut last = start;
+        let mut outcome = super::Outcome::default();
         for &i in members {
+            let o = &results[i].outcome;
+            if outcome.error.is_none() {
+                outcome.error.clone_from(&o.error);
+            }
+            outcome.ignored_errors += o.ignored_errors;
+            outcome.first_ignored_error = outcome.first_ignored_error.or(o.first_ignored_error);
+            outcome.latency_depth = outcome.latency_depth.or(o.latency_depth);
             for (c, l) in latency.iter_mut().zip(&recorders[i]) {
                 c.merge(l);
             }
@@ -433,6 +619,8 @@ pub fn run_together(
             steady_state_at_s: None,
             position_done_ns: Vec::new(),
             position_bytes: Vec::new(),
+            outcome,
+            verify: None,
             series,
         }
     };
@@ -453,4 +641,252 @@ pub fn run_together(
         combined,
         groups,
     })
+}
+
+/// What a job's turn of fio's checks decided (`Job::control`).
+enum Turn {
+    /// Something happened instead of a request this turn: a completion judged, the depth
+    /// changed, held back by its flow, or the job stopped.
+    Handled,
+    /// Go on and issue the next request.
+    Go,
+    /// Go on; the job counted one in flow `.0` at `.1`, which may let jobs it held back go.
+    Counted(usize, SimTime),
+}
+
+/// File name in fio's latency message: the simulated drive stands in for fio's file.
+const FILE_NAME: &str = "ssdlab-drive";
+const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+impl Job<'_> {
+    /// fio's checks at the top of the job's loop, in fio's order (backend.c `do_io`): being
+    /// terminated, the completions up to now (`latency_target`), the rate floor, the latency
+    /// window, the flow.
+    fn control(&mut self, start: SimTime, flows: &mut Flows, flow: Option<usize>) -> Turn {
+        let t = self.next_time();
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        if let Some(at) = c.terminate_at.filter(|&at| t >= at) {
+            c.outcome.terminated_at_ns = Some((at - start).ns());
+            c.stopped_at = Some(at);
+            self.done = true;
+            return Turn::Handled;
+        }
+        if c.inflight.is_some() && self.completions(t, start) {
+            return Turn::Handled;
+        }
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        if let (Some(m), Some(q)) = (c.min_rate.as_mut(), c.inflight.as_ref()) {
+            let failed = m.check(t, &q.done_bytes, &q.done_ios, &self.w.label);
+            if !failed.is_empty() {
+                c.outcome.error = Some(JobError {
+                    errno: EIO,
+                    func: "check_min_rate".into(),
+                    at: "file:backend.c:1131".into(),
+                    message: failed.join("\n"),
+                });
+                c.stopped_at = Some(t);
+                self.done = true;
+                return Turn::Handled;
+            }
+        }
+        if let Some(s) = c.search.as_mut() {
+            let step = s.check(t);
+            if self.apply(step, t, start) {
+                return Turn::Handled;
+            }
+        }
+        let (Some(i), Some(f)) = (flow, self.w.flow) else {
+            return Turn::Go;
+        };
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        if flows.exceeded(i, &mut c.flow_count, f.weight) {
+            if f.sleep_us > 0 {
+                // fio waits for what is in flight, then sleeps.
+                let last = self.slots.iter().map(|r| r.0).max().unwrap_or(t).max(t);
+                c.hold_until = last + SimTime(f.sleep_us * 1000);
+            } else {
+                c.flow_blocked = true; // fio asks again at once: until another job counts
+            }
+            return Turn::Handled;
+        }
+        Turn::Counted(i, t)
+    }
+
+    /// Judges the completions up to `t` in their order; `true` when the job's slots or state
+    /// changed (no request this turn).
+    fn completions(&mut self, t: SimTime, start: SimTime) -> bool {
+        loop {
+            let c = self.ctl.as_deref_mut().expect("a job with control");
+            let Some(done) = c.inflight.as_mut().and_then(|q| q.pop_until(t)) else {
+                return false;
+            };
+            let Some(s) = c.search.as_mut() else {
+                continue; // a rate floor only counts them
+            };
+            let step = s.completed(done.latency_ns);
+            if step == Search::Fatal {
+                if self.fatal(done) {
+                    return true;
+                }
+                continue;
+            }
+            if self.apply(step, done.at, start) {
+                return true;
+            }
+        }
+    }
+
+    /// A request over the latency target at depth 1: the job ends with ETIMEDOUT (`true`),
+    /// unless the error is ignored for its direction (counted, `false`).
+    fn fatal(&mut self, done: Completion) -> bool {
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        let spec = c.search.as_ref().expect("a latency search").spec;
+        if spec.timeout_ignored[done.dir as usize] {
+            c.outcome.ignored_errors += 1;
+            c.outcome.first_ignored_error.get_or_insert(ETIMEDOUT);
+            return false;
+        }
+        c.outcome.error = Some(JobError {
+            errno: ETIMEDOUT,
+            func: "max latency exceeded".into(),
+            at: "file:io_u.c:1432".into(),
+            message: format!(
+                "fio: latency of {} nsec exceeds specified max ({} nsec): {FILE_NAME} {} {} {}",
+                done.latency_ns,
+                spec.target_ns,
+                DIR_NAMES[done.dir as usize],
+                done.offset,
+                done.bytes
+            ),
+        });
+        c.stopped_at = Some(done.at);
+        self.done = true;
+        true
+    }
+
+    /// Acts on the latency search's verdict at `now`; `true` when the job must not issue a
+    /// request this turn.
+    fn apply(&mut self, step: Search, now: SimTime, start: SimTime) -> bool {
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        match step {
+            Search::Go => false,
+            Search::Grow(old) => {
+                let qd = c.search.as_ref().expect("a latency search").qd;
+                for _ in old..qd {
+                    self.slots.push(Reverse(now));
+                }
+                false
+            }
+            Search::Quiesce { reset } => {
+                self.quiesce(now, reset, start);
+                true
+            }
+            Search::Done => {
+                c.stopped_at = Some(now);
+                self.done = true;
+                true
+            }
+            Search::Fatal => unreachable!("judged where requests complete"),
+        }
+    }
+
+    /// fio's `io_u_quiesce` after a change of depth: every request in flight completes (each
+    /// judged as it does), then a new window starts at the new depth; with `reset`, the job's
+    /// figures start over there (the found depth's final window).
+    fn quiesce(&mut self, now: SimTime, reset: bool, start: SimTime) {
+        let mut last = now;
+        loop {
+            let c = self.ctl.as_deref_mut().expect("a job with control");
+            let Some(done) = c
+                .inflight
+                .as_mut()
+                .and_then(|q| q.pop_until(SimTime(u64::MAX)))
+            else {
+                break;
+            };
+            last = last.max(done.at);
+            let s = c.search.as_mut().expect("a latency search");
+            if s.completed(done.latency_ns) == Search::Fatal && self.fatal(done) {
+                return;
+            }
+        }
+        let c = self.ctl.as_deref_mut().expect("a job with control");
+        let s = c.search.as_mut().expect("a latency search");
+        s.new_window(last);
+        let free = last + self.plan.think;
+        self.slots = (0..s.qd).map(|_| Reverse(free)).collect();
+        if reset {
+            self.ios = [0; 3];
+            self.bytes = [0; 3];
+            self.latency = Default::default();
+            if let Some(q) = c.inflight.as_mut() {
+                q.reset_counts();
+            }
+            if let Some(m) = c.min_rate.as_mut() {
+                m.restart(last);
+            }
+            c.outcome.stats_start_ns = Some((last - start).ns());
+            self.end_time = self.plan.end.map(|d| last + d);
+            self.next_allowed = last;
+            self.direction_allowed = [last; 3];
+        }
+    }
+}
+
+/// Lets the jobs of flow `flow` that it held back go again at `at`.
+fn let_go(state: &mut [Job<'_>], flow: usize, at: SimTime, flow_of: &[Option<usize>]) {
+    for (j, f) in state.iter_mut().zip(flow_of) {
+        if *f != Some(flow) {
+            continue;
+        }
+        if let Some(c) = j.ctl.as_deref_mut().filter(|c| c.flow_blocked) {
+            c.flow_blocked = false;
+            c.hold_until = c.hold_until.max(at);
+        }
+    }
+}
+
+/// Job `i` ended: it leaves its flow (fio's `flow_exit_job`), letting the jobs it held back go,
+/// and with `exitall` (or `exitall_on_error` and an error) stops the jobs its `exit_what`
+/// names from the time it ended (control.rs).
+fn job_ended(state: &mut [Job<'_>], i: usize, flows: &mut Flows, flow_of: &[Option<usize>]) {
+    let at = state[i].end().max(state[i].next_time());
+    let Some(c) = state[i].ctl.as_deref() else {
+        return;
+    };
+    let (count, failed) = (c.flow_count, c.outcome.error.is_some());
+    if let (Some(Some(f)), Some(flow)) = (flow_of.get(i), state[i].w.flow) {
+        flows.leave(*f, count, flow.weight);
+        let_go(state, *f, at, flow_of);
+    }
+    let Some(Exit {
+        what,
+        on_end,
+        on_error,
+        group,
+    }) = state[i].w.exit
+    else {
+        return;
+    };
+    if !(on_end || (on_error && failed)) {
+        return;
+    }
+    if what == ExitWhat::All {
+        if let Some(c) = state[i].ctl.as_deref_mut() {
+            c.outcome.ends_all = true;
+        }
+    }
+    for (k, j) in state.iter_mut().enumerate() {
+        let in_scope = match what {
+            ExitWhat::Group => j.w.exit.is_some_and(|x| x.group == group),
+            ExitWhat::Stonewall | ExitWhat::All => true,
+        };
+        if k == i || j.done || !in_scope {
+            continue;
+        }
+        if let Some(c) = j.ctl.as_deref_mut() {
+            c.terminate_at = Some(c.terminate_at.map_or(at, |x| x.min(at)));
+            c.flow_blocked = false;
+        }
+    }
 }

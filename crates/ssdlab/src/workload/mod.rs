@@ -1,12 +1,35 @@
 //! The workload engine: a closed loop that keeps `queue_depth` requests outstanding, drawn from a
 //! request stream (sequential or uniform random over a span; reads, writes, TRIMs or a mix), with
 //! optional think time and rate limit, until a time, IO-count or byte limit.
+//!
+//! Requests are any size a block device takes: whole 512-byte sectors at sector-aligned offsets.
+//! The FTL maps 4 KiB units, so a request that covers a unit only in part costs what it costs a
+//! drive (engine and trace replay both submit through [`crate::drive::Drive::submit_bytes`]): a
+//! read reads the whole unit; a write reads the unit's old data (a NAND read if it holds data)
+//! and programs the whole merged unit, so 512-byte random writes program 4096 bytes each (write
+//! amplification 8 before any GC, counted against the host's bytes); a TRIM unmaps only the
+//! units it covers whole and leaves the partly covered ones mapped, as FTLs do.
 
 mod distribution;
 mod engine;
 mod replay;
+#[cfg(test)]
+mod small_io;
 mod steady;
 mod stream;
+mod verify;
+// fio's job semantics beyond rw/bs/size: rate process and floor, latency target, flow, offset
+// modifiers, and how jobs end (errors, exitall).
+mod arrivals;
+mod control;
+#[cfg(test)]
+mod fio_semantics;
+mod flow;
+mod inflight;
+mod jobctl;
+mod latency_target;
+mod min_rate;
+mod sequencer;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,12 +37,20 @@ pub use distribution::{Distribution, Zone};
 pub use engine::{run_together, Together};
 pub use replay::{Replay, ReplayOptions, ReplayResult, ReplayStats, Timing, TraceRequest};
 pub use steady::{SteadyCriterion, SteadyMetric, SteadyState};
+pub use verify::{VerifyReport, VerifySpec};
+
+pub use arrivals::RateProcess;
+pub use control::{Exit, ExitWhat, JobError, Outcome};
+pub use flow::Flow;
+pub use latency_target::LatencyTarget;
+pub use min_rate::RateMin;
+pub use sequencer::Sequencer;
 
 use crate::error::{Error, Result};
 use crate::ftl::Counters;
 use crate::limits;
 use crate::metrics::{LatencyStats, Series};
-use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
+use crate::units::{SimTime, NS_PER_SEC, SECTOR_BYTES, UNIT_BYTES};
 
 /// What the requests do.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,13 +84,14 @@ pub struct Workload {
     pub pattern: Pattern,
     /// Share of reads in a `mixed` workload, 0..=1.
     pub read_fraction: f64,
-    /// Request size in bytes, a multiple of 4096.
+    /// Request size in bytes, a multiple of 512 (a sector); sizes that are not a multiple of
+    /// 4096, or offsets inside a 4 KiB unit, cost read-modify-writes of the partial units.
     pub block_bytes: u64,
     /// Requests kept outstanding.
     pub queue_depth: u32,
-    /// Start of the span, in bytes from LBA 0 (a multiple of 4096).
+    /// Start of the span, in bytes from LBA 0 (a multiple of 512).
     pub offset_bytes: u64,
-    /// Length of the span in bytes; 0 means to the end of the user space.
+    /// Length of the span in bytes (a multiple of 512); 0 means to the end of the user space.
     pub span_bytes: u64,
     /// Stop submitting after this much simulated time.
     pub duration_s: Option<f64>,
@@ -97,9 +129,36 @@ pub struct Workload {
     /// Request sizes with their shares in percent (fio's `bssplit`); empty: `block_bytes` only.
     /// `block_bytes` must then be the smallest size: random offsets align to it.
     pub block_sizes: Vec<BlockShare>,
+    /// A size mix per direction (read, write, trim; fio's `bssplit=READS,WRITES,TRIMS`): a
+    /// non-empty entry replaces `block_sizes` for its direction. A request draws its direction
+    /// first, then its size from that direction's mix (fio's `get_next_buflen` uses
+    /// `bssplit[ddir]`). `block_bytes` must be the smallest size of every mix in use.
+    pub direction_block_sizes: [Vec<BlockShare>; 3],
     /// Request sizes drawn from `[min, max]` bytes as fio's `bsrange` draws them (uniformly,
     /// aligned down to `min`); `block_bytes` must be `min`.
     pub block_range: Option<[u64; 2]>,
+    /// How `rate_iops` spaces the requests (fio's `rate_process`): evenly, or as Poisson
+    /// arrivals at the rate.
+    pub rate_process: RateProcess,
+    /// Rate floors (fio's `rate_min`, `rate_iops_min`, `rate_cycle`): below them the job ends
+    /// in error.
+    pub rate_min: Option<RateMin>,
+    /// fio's `latency_target` search for the deepest queue (up to `queue_depth`) that keeps
+    /// the target.
+    pub latency_target: Option<LatencyTarget>,
+    /// fio's `flow`: jobs run together keep their request counts in the ratio of their weights.
+    pub flow: Option<Flow>,
+    /// fio's offset modifiers (`rw=write:4k`, `rw=randread:8`) and `rw_sequencer`.
+    pub sequencer: Option<Sequencer>,
+    /// Random offsets align to this many bytes instead of `block_bytes` (fio's `blockalign`), a
+    /// multiple of 512; 0: `block_bytes`. Not with `random_map`.
+    pub block_align_bytes: u64,
+    /// fio's `exitall`, `exit_what`, `exitall_on_error`: which jobs this job's end stops.
+    pub exit: Option<Exit>,
+    /// fio's `verify`: the job writes fio's verify content and reads it back, or checks what it
+    /// reads (`verify::VerifySpec`); the drive needs a content store for the checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySpec>,
 }
 
 /// One request size of a size mix and its share of the requests.
@@ -137,7 +196,16 @@ impl Default for Workload {
             position_sample_blocks: 0,
             distribution: Distribution::Uniform,
             block_sizes: Vec::new(),
+            direction_block_sizes: Default::default(),
             block_range: None,
+            rate_process: RateProcess::Linear,
+            rate_min: None,
+            latency_target: None,
+            flow: None,
+            sequencer: None,
+            block_align_bytes: 0,
+            exit: None,
+            verify: None,
         }
     }
 }
@@ -145,7 +213,8 @@ impl Default for Workload {
 /// The first block (counted from the span's start) of each of `buckets` position buckets over
 /// `span_units` units in blocks of `block_units`, plus the end: bucket `b` holds the blocks whose
 /// first unit falls in its 1/`buckets` of the span (the engine's rule), so
-/// `start[b] = ceil(b × span_units / (block_units × buckets))`.
+/// `start[b] = ceil(b × span_units / (block_units × buckets))`. Only the ratio matters: the
+/// engine counts in sectors, which gives the same starts as 4 KiB units.
 pub fn bucket_starts(span_units: u64, block_units: u64, buckets: u64) -> Vec<u64> {
     let blocks = span_units / block_units;
     let den = u128::from(block_units) * u128::from(buckets);
@@ -193,6 +262,13 @@ pub struct PhaseResult {
     pub position_done_ns: Vec<u64>,
     /// Bytes written in each position bucket.
     pub position_bytes: Vec<u64>,
+    /// How the job ended besides its limits (an error, another job's exit, a latency target's
+    /// depth); its fields are left out of the JSON when they are not set.
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// fio's `verify`: what the job read back and checked (none for a job that does not verify).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyReport>,
     #[serde(skip)]
     pub series: Series,
 }
@@ -206,11 +282,11 @@ pub struct Progress {
     pub sim_seconds: f64,
 }
 
-/// A checked workload in units.
+/// A checked workload; addresses in 512-byte sectors.
 struct Plan {
     span_start: u64,
-    span_units: u64,
-    block_units: u64,
+    span_sectors: u64,
+    block_sectors: u64,
     end: Option<SimTime>,
     io_limit: Option<u64>,
     byte_limit: Option<u64>,
@@ -218,6 +294,18 @@ struct Plan {
     rate_gap: Option<SimTime>,
     direction_gaps: [Option<SimTime>; 3],
     interval_ns: u64,
+    /// The drive's user space in sectors (fio's `real_file_size`, for offset modifiers).
+    drive_sectors: u64,
+}
+
+/// How to mend a byte count that is not a whole number of sectors.
+fn sector_hint(bytes: u64) -> String {
+    let down = bytes / SECTOR_BYTES * SECTOR_BYTES;
+    if down == 0 {
+        format!("use {SECTOR_BYTES} or a multiple of it")
+    } else {
+        format!("use {down} or {} instead", down + SECTOR_BYTES)
+    }
 }
 
 fn finite_positive(name: &str, v: f64) -> Result<()> {
@@ -250,10 +338,11 @@ impl Workload {
             &self.label
         };
         let user_bytes = user_units * UNIT_BYTES;
-        if self.block_bytes == 0 || self.block_bytes % UNIT_BYTES != 0 {
+        if self.block_bytes == 0 || self.block_bytes % SECTOR_BYTES != 0 {
             return Err(Error::Workload(format!(
-                "{name}: block size must be a positive multiple of 4096 bytes, got {}",
-                self.block_bytes
+                "{name}: block size must be a positive multiple of 512 bytes (a sector), got {}; {}",
+                self.block_bytes,
+                sector_hint(self.block_bytes)
             )));
         }
         too_large(name, "block size", self.block_bytes)?;
@@ -264,10 +353,13 @@ impl Workload {
                 self.queue_depth
             )));
         }
-        if self.offset_bytes % UNIT_BYTES != 0 || self.span_bytes % UNIT_BYTES != 0 {
-            return Err(Error::Workload(format!(
-                "{name}: offset and span must be multiples of 4096 bytes"
-            )));
+        for (what, bytes) in [("offset", self.offset_bytes), ("span", self.span_bytes)] {
+            if bytes % SECTOR_BYTES != 0 {
+                return Err(Error::Workload(format!(
+                    "{name}: {what} of {bytes} bytes is not a multiple of 512 bytes (a sector); {}",
+                    sector_hint(bytes)
+                )));
+            }
         }
         if self.offset_bytes >= user_bytes {
             return Err(Error::Workload(format!(
@@ -408,6 +500,7 @@ impl Workload {
             )));
         }
         if (!self.block_sizes.is_empty()
+            || self.direction_block_sizes.iter().any(|m| !m.is_empty())
             || self.block_range.is_some()
             || !self.distribution.is_uniform())
             && self.position_buckets > 0
@@ -424,8 +517,8 @@ impl Workload {
         let byte_limit = match (self.duration_s, self.io_limit, self.byte_limit) {
             (None, None, None) if self.position_sample_blocks > 0 => {
                 let starts = bucket_starts(
-                    span_bytes / UNIT_BYTES,
-                    self.block_bytes / UNIT_BYTES,
+                    span_bytes / SECTOR_BYTES,
+                    self.block_bytes / SECTOR_BYTES,
                     u64::from(self.position_buckets),
                 );
                 let blocks: u64 = bucket_sample_blocks(&starts, self.position_sample_blocks).sum();
@@ -434,10 +527,15 @@ impl Workload {
             (None, None, None) => Some(span_bytes / self.block_bytes * self.block_bytes),
             (_, _, b) => b,
         };
+        self.check_fio_semantics(name, span_bytes)?;
+        if let Some(v) = &self.verify {
+            v.validate(name)?;
+        }
         Ok(Plan {
-            span_start: self.offset_bytes / UNIT_BYTES,
-            span_units: span_bytes / UNIT_BYTES,
-            block_units: self.block_bytes / UNIT_BYTES,
+            drive_sectors: user_bytes / SECTOR_BYTES,
+            span_start: self.offset_bytes / SECTOR_BYTES,
+            span_sectors: span_bytes / SECTOR_BYTES,
+            block_sectors: self.block_bytes / SECTOR_BYTES,
             end: self
                 .duration_s
                 .map(|d| SimTime((d * NS_PER_SEC as f64).round() as u64)),
@@ -454,9 +552,58 @@ impl Workload {
         })
     }
 
-    /// Checks the size mix; returns the largest request size in bytes.
+    /// Checks the size mixes; returns the largest request size in bytes.
     fn check_sizes(&self, name: &str) -> Result<u64> {
-        let unit_multiple = |b: u64| b > 0 && b % UNIT_BYTES == 0;
+        if self.direction_block_sizes.iter().all(Vec::is_empty) {
+            return self.check_one_mix(name);
+        }
+        if self.block_range.is_some() {
+            return Err(Error::Workload(format!(
+                "{name}: give size mixes per direction or a size range (bsrange), not both"
+            )));
+        }
+        // Each direction's mix as a one-mix workload (the default mix, `block_sizes` or
+        // `block_bytes`, for a direction without its own); block_bytes the smallest of them.
+        let mut largest = 0;
+        let mut smallest = u64::MAX;
+        for mix in &self.direction_block_sizes {
+            let one = Workload {
+                block_sizes: if mix.is_empty() {
+                    self.block_sizes.clone()
+                } else {
+                    mix.clone()
+                },
+                direction_block_sizes: Default::default(),
+                block_bytes: if mix.is_empty() && self.block_sizes.is_empty() {
+                    self.block_bytes
+                } else {
+                    mix.iter()
+                        .chain(if mix.is_empty() {
+                            self.block_sizes.iter()
+                        } else {
+                            [].iter()
+                        })
+                        .map(|s| s.bytes)
+                        .min()
+                        .unwrap_or(0)
+                },
+                ..Workload::default()
+            };
+            largest = largest.max(one.check_one_mix(name)?);
+            smallest = smallest.min(one.block_bytes);
+        }
+        if smallest != self.block_bytes {
+            return Err(Error::Workload(format!(
+                "{name}: with size mixes per direction, block_bytes must be their smallest size ({smallest}), got {}",
+                self.block_bytes
+            )));
+        }
+        Ok(largest)
+    }
+
+    /// Checks the one size mix (or range); returns the largest request size in bytes.
+    fn check_one_mix(&self, name: &str) -> Result<u64> {
+        let sector_multiple = |b: u64| b > 0 && b % SECTOR_BYTES == 0;
         if !self.block_sizes.is_empty() && self.block_range.is_some() {
             return Err(Error::Workload(format!(
                 "{name}: give a size mix (bssplit) or a size range (bsrange), not both"
@@ -467,12 +614,12 @@ impl Workload {
             if self
                 .block_sizes
                 .iter()
-                .any(|s| !(unit_multiple(s.bytes) && s.pct.is_finite() && s.pct >= 0.0))
+                .any(|s| !(sector_multiple(s.bytes) && s.pct.is_finite() && s.pct >= 0.0))
                 || (total - 100.0).abs() > 1e-6
             {
                 return Err(Error::Workload(format!(
-                    "{name}: a size mix needs sizes that are positive multiples of 4096 bytes and shares that add up \
-                     to 100 %, got {:?}",
+                    "{name}: a size mix needs sizes that are positive multiples of 512 bytes (a sector) and shares \
+                     that add up to 100 %, got {:?}",
                     self.block_sizes
                 )));
             }
@@ -486,10 +633,10 @@ impl Workload {
             return Ok(self.block_sizes.iter().map(|s| s.bytes).max().unwrap_or(0));
         }
         if let Some([lo, hi]) = self.block_range {
-            if !unit_multiple(lo) || !unit_multiple(hi) || lo > hi || lo != self.block_bytes {
+            if !sector_multiple(lo) || !sector_multiple(hi) || lo > hi || lo != self.block_bytes {
                 return Err(Error::Workload(format!(
-                    "{name}: a size range needs multiples of 4096 bytes, min <= max and block_bytes = min, got \
-                     {lo}-{hi} with block_bytes {}",
+                    "{name}: a size range needs multiples of 512 bytes (a sector), min <= max and block_bytes = min, \
+                     got {lo}-{hi} with block_bytes {}",
                     self.block_bytes
                 )));
             }

@@ -3,11 +3,12 @@
 //! timestamps (scaled by a speed factor) or closed loop as fast as possible at a queue depth.
 //!
 //! Requests are taken as the host sent them, in bytes: one that starts or ends inside a 4 KiB
-//! unit is unaligned. An unaligned read reads the whole units it touches; an unaligned write
-//! costs a read-modify-write of its partial first and last units ([`Drive::submit_read_modify_write`]);
-//! an unaligned TRIM unmaps only the units it covers whole (a drive cannot unmap part of a unit),
-//! and the bytes it leaves mapped are counted. Every byte of every request is counted in the
-//! result: `bytes` are the requests' own byte lengths.
+//! unit is unaligned. They go through the drive's one byte-level path, the workload engine's too
+//! ([`Drive::submit_bytes`]): an unaligned read reads the whole units it touches; an unaligned
+//! write costs a read-modify-write of its partial first and last units; an unaligned TRIM unmaps
+//! only the units it covers whole (a drive cannot unmap part of a unit), and the bytes it leaves
+//! mapped are counted. Every byte of every request is counted in the result: `bytes` are the
+//! requests' own byte lengths.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,12 +16,12 @@ use std::collections::BinaryHeap;
 use serde::{Deserialize, Serialize};
 
 use super::PhaseResult;
-use crate::drive::{Drive, Io, IoKind};
+use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
 use crate::ftl::{Counters, Tally};
 use crate::limits;
 use crate::metrics::{IntervalClock, LatencyRecorder, Series};
-use crate::units::{SimTime, NS_PER_SEC, UNIT_BYTES};
+use crate::units::{SimTime, NS_PER_SEC};
 
 /// One request of a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +63,9 @@ pub struct ReplayStats {
     pub requests: u64,
     /// Requests that start or end inside a 4 KiB unit, by direction.
     pub unaligned_requests: [u64; 3],
-    /// Units the drive read to merge partial units of unaligned writes.
+    /// Partial units of unaligned writes the drive merged by a read-modify-write (reading NAND
+    /// when the unit held data and was no longer in the write buffer: those reads are in the
+    /// counters' `host_page_reads`).
     pub rmw_read_units: u64,
     /// Bytes of unaligned TRIMs that lay in partly covered units, and so stayed mapped.
     pub trim_bytes_not_unmapped: u64,
@@ -236,68 +239,14 @@ impl Replay {
             return Err(self.too_long(since as f64));
         }
         self.last_arrival = t;
-        let end = r.offset + r.length;
-        let first = r.offset / UNIT_BYTES;
-        let last = end.div_ceil(UNIT_BYTES); // one past the last unit touched
-        let head_partial = r.offset % UNIT_BYTES != 0;
-        let tail_partial = end % UNIT_BYTES != 0;
-        let unaligned = head_partial || tail_partial;
         let k = r.kind as usize;
-        if unaligned {
+        let (ack, touched) = drive.submit_bytes(r.kind, r.offset, r.length, 1.0, t)?;
+        if touched.unaligned {
             self.stats.unaligned_requests[k] += 1;
         }
-        let units = last - first;
-        let too_long = |u: u64| {
-            u32::try_from(u).map_err(|_| {
-                Error::Workload(format!(
-                    "a request of {} bytes is too long to simulate",
-                    r.length
-                ))
-            })
-        };
-        let ack = match r.kind {
-            IoKind::Read => {
-                self.stats.units[0] += units;
-                drive.submit(Io::new(IoKind::Read, first as u32, too_long(units)?), t)?
-            }
-            IoKind::Write => {
-                self.stats.units[1] += units;
-                let io = Io::new(IoKind::Write, first as u32, too_long(units)?);
-                if unaligned {
-                    let mut partial = [0u32; 2];
-                    let mut n = 0;
-                    if head_partial {
-                        partial[n] = first as u32;
-                        n += 1;
-                    }
-                    if tail_partial && (last - 1 != first || !head_partial) {
-                        partial[n] = (last - 1) as u32;
-                        n += 1;
-                    }
-                    self.stats.rmw_read_units += n as u64;
-                    drive.submit_read_modify_write(io, &partial[..n], t)?
-                } else {
-                    drive.submit(io, t)?
-                }
-            }
-            IoKind::Trim => {
-                // Only the units the TRIM covers whole are unmapped.
-                let whole_first = r.offset.div_ceil(UNIT_BYTES);
-                let whole_last = end / UNIT_BYTES;
-                let whole = whole_last.saturating_sub(whole_first);
-                self.stats.units[2] += whole;
-                self.stats.trim_bytes_not_unmapped += r.length - whole * UNIT_BYTES;
-                if whole > 0 {
-                    drive.submit(
-                        Io::new(IoKind::Trim, whole_first as u32, too_long(whole)?),
-                        t,
-                    )?
-                } else {
-                    // Nothing to unmap: the drive still takes the command.
-                    drive.submit(Io::new(IoKind::Trim, first as u32, 0), t)?
-                }
-            }
-        };
+        self.stats.units[k] += touched.units;
+        self.stats.rmw_read_units += touched.rmw_units;
+        self.stats.trim_bytes_not_unmapped += touched.trim_bytes_kept;
         self.stats.requests += 1;
         self.ios[k] += 1;
         self.bytes[k] += r.length;
@@ -340,6 +289,8 @@ impl Replay {
                 steady_state_at_s: None,
                 position_done_ns: Vec::new(),
                 position_bytes: Vec::new(),
+                outcome: super::Outcome::default(),
+                verify: None,
                 series: self.series,
             },
             stats: self.stats,
