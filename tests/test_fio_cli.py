@@ -60,7 +60,7 @@ def test_fio_sections(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["bad/verify.fio"], "bad/verify.fio:6: option 'verify' is not supported by the simulator"),
+        (["bad/verify.fio"], "bad/verify.fio:6: verify=pattern needs verify_pattern"),
         (["bad/zoned-per-direction.fio"], "per-direction zones are not supported by the simulator"),
         (["nope.fio"], "job file 'nope.fio': no such file"),
         (["fio-seq-read.fio", "--capacity", "256MiB"], "is too small for drive 'mlc-256'"),

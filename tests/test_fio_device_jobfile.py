@@ -136,10 +136,10 @@ def test_device_flags_without_device(capsys):
 @needs_fio
 def test_same_refusals_as_the_simulator_before_anything_is_written(tmp_path, capsys):
     job = tmp_path / "v.fio"
-    job.write_text("[v]\nrw=randwrite\nbs=4k\nverify=crc32c\n")
+    job.write_text("[v]\nrw=randwrite\nbs=4k\nverify=crc32c\nverify_offset=64\n")
     status, _, sim_err = run(["fio", str(job), "--capacity", "2GiB"], capsys)
     target = tmp_path / "x.img"
     status2, _, dev_err = run(["fio", str(job), "--device", str(target), "--capacity", "64MiB"], capsys)
     assert status == status2 == 2 and sim_err == dev_err
-    assert "option 'verify' is not supported by the simulator" in dev_err and dev_err.count("\n") == 1
+    assert "option 'verify_offset' is not supported by the simulator" in dev_err and dev_err.count("\n") == 1
     assert not target.exists()

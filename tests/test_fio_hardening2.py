@@ -239,12 +239,23 @@ def test_bssplit_directions_are_read_as_fio_reads_them(rw: str, value: str, expe
     assert sizes_of(f"[j]\nrw={rw}\nnorandommap\nbssplit={value}\n") == expected
 
 
+MIX = [{"bytes": 8192, "pct": 50.0}, {"bytes": 16384, "pct": 50.0}]
+ONE = lambda n: [{"bytes": n, "pct": 100.0}]  # noqa: E731
+
+
+@pytest.mark.parametrize("value,reads,writes", [
+    ("8k/50:16k/50,", MIX, ONE(4096)),  # an empty entry: fio's default bs (options.c str_split_parse)
+    (",16k/100", ONE(4096), ONE(16384)),
+    ("8k/50:16k/50,,16k/100", MIX, ONE(4096)),
+    ("8k/100,16k/100", ONE(8192), ONE(16384)),
+])
+def test_bssplit_per_direction_as_fio_reads_it(value: str, reads, writes) -> None:
+    w = plan(f"[j]\nrw=randrw\nnorandommap\nbssplit={value}\n").jobs[0].workload
+    assert w["direction_block_sizes"][:2] == [reads, writes]
+    assert w["block_bytes"] == min(m["bytes"] for m in reads + writes)
+
+
 @pytest.mark.parametrize("rw,value,needle", [
-    ("randrw", "8k/50:16k/50,", "different values per direction are not supported by the simulator (reads "
-                                "8k/50:16k/50, writes 4096 from fio's default bs; as in fio, an empty entry"),
-    ("randrw", ",16k/100", "(reads 4096 from fio's default bs, writes 16k/100;"),
-    ("randrw", "8k/50:16k/50,,16k/100", "writes 4096 from fio's default bs"),
-    ("randrw", "8k/100,16k/100", "(reads 8k/100, writes 16k/100)"),
     ("randwrite", "8k/50::16k/50", "an empty entry ('::'); fio stops reading the list there"),
     ("randwrite", "8k/0:16k/", "a 0 share for 8k: fio reads it as blank"),
     ("randwrite", "8k/50.5:16k/", "share '50.5' of 8k is not a whole percentage"),

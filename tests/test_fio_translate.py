@@ -83,8 +83,12 @@ def test_block_size_lists(bs, rw, expected):
     assert workload(f"[j]\nrw={rw}\nbs={bs}\nnorandommap\n")["block_bytes"] == expected
 
 
-def test_block_sizes_must_agree_for_mixed_jobs():
-    assert "one request size per job" in error("[j]\nrw=randrw\nbs=4k,8k\n")
+def test_block_sizes_per_direction_for_mixed_jobs():
+    # fio's get_next_buflen: the direction first, then its size (bs=READ,WRITE)
+    w = workload("[j]\nrw=randrw\nbs=4k,8k\nnorandommap\n")
+    assert w["block_bytes"] == 4096
+    assert w["direction_block_sizes"] == [[{"bytes": 4096, "pct": 100.0}], [{"bytes": 8192, "pct": 100.0}], []]
+    assert "different values per direction are not supported" in error("[j]\nrw=randrw\nbsrange=4k-8k,8k-16k\n")
     assert workload("[j]\nrw=randrw\nbs=8k,8k,4k\nnorandommap\n")["block_bytes"] == 8192
 
 
@@ -371,6 +375,8 @@ def test_bssplit_and_bsrange():
     assert (w["block_range"], w["block_bytes"]) == ([8192, 65536], 8192)
     assert "add up to 110 %" in error("[j]\nbssplit=4k/60:8k/50\n")
     assert "multiple of 512" in error("[j]\nbssplit=4k/50:1000/50\n")
-    assert "different values per direction" in error("[j]\nrw=randrw\nbssplit=4k/100,8k/100\n")
+    assert workload("[j]\nrw=randrw\nnorandommap\nbssplit=4k/100,8k/100\n")["direction_block_sizes"][1] == \
+        [{"bytes": 8192, "pct": 100.0}]  # a mix per direction (tests/test_fio_examples_gaps.py)
+    assert "different values per direction" in error("[j]\nrw=randrw\nbsrange=4k-8k,8k-16k\n")
     assert "bssplit or bsrange, not both" in error("[j]\nbssplit=4k/100\nbsrange=4k-8k\n")
     assert "use bsrange=MIN-MAX" in error("[j]\nbs=4k-8k\n")

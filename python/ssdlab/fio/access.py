@@ -18,6 +18,10 @@ from ssdlab.fio.jobfile import RawOption, parse_float, parse_int, parse_size, sh
 from ssdlab.fio.jobopts import DIR_INDEX, JobOptions, split_dirs
 
 UNIT = 4096
+SECTOR = 512
+"""Requests are whole 512-byte sectors at sector-aligned offsets, as a block device takes them; a
+request that covers a 4 KiB mapping unit only in part costs the simulated drive a read-modify-write
+of that unit (docs/fio.md, "Requests smaller than 4 KiB")."""
 
 _RW = {
     # fio rw -> (ssdlab rw, pattern, directions used: "r", "w", "t")
@@ -40,16 +44,13 @@ def rw_mode(j: JobOptions) -> Tuple[str, str, str, str]:
     ``percentage_random`` checked against it."""
     rw_opt = j.get("rw")
     fio_rw = (rw_opt.value or "").strip() if rw_opt is not None else "read"
-    if ":" in fio_rw:
-        assert rw_opt is not None
-        raise rw_opt.error(f"rw={fio_rw}: offset modifiers (':N') are not supported by the simulator")
+    if ":" in fio_rw:  # an offset modifier (rw=write:4k, rw=randread:8): `semantics` reads it
+        fio_rw = fio_rw.split(":", 1)[0].strip()
     if fio_rw not in _RW:
         where = rw_opt.error if rw_opt is not None else (lambda m: SsdlabError(f"{j.where()}: {m}"))
         raise where(f"rw={fio_rw}: not supported by the simulator (use one of {', '.join(_RW)})")
     core_rw, pattern, dirs = _RW[fio_rw]
-    seq = j.get("rw_sequencer")
-    if seq is not None and (seq.value or "").strip() != "sequential":
-        raise seq.error(f"rw_sequencer={seq.value}: only 'sequential' is supported by the simulator")
+    # rw_sequencer (with an offset modifier): `semantics`
     pr = j.get("percentage_random")
     if pr is not None:  # fio's percentage_random=int[,int][,int], each 0..100
         want = 100 if pattern == "random" else 0
@@ -66,12 +67,13 @@ BSSPLIT_MAX = 64  # fio's BSSPLIT_MAX: entries per direction
 
 
 def _check_unit(o: RawOption, n: int, j: JobOptions, what: Optional[str] = None) -> None:
-    if n <= 0 or n % UNIT:
+    if n <= 0 or n % SECTOR:
         hint = ""
         if "ib" in (o.value or "").lower() and j.kb_base == 1024:
             hint = " (with fio's default kb_base=1024, 'KiB' means 1000 bytes; write 4k)"
         subject = f"{o.name}={shown(o.value or '')}: {what}" if what else f"{o.name}={shown(o.value or '')}"
-        raise o.error(f"{subject} is {n} bytes; the simulator needs a positive multiple of 4096{hint}")
+        raise o.error(f"{subject} is {n} bytes; a block device takes whole 512-byte sectors: use a positive "
+                      f"multiple of 512{hint}")
 
 
 def bs_part(j: JobOptions, o: RawOption, text: str) -> int:
@@ -151,6 +153,8 @@ class Sizes:
     largest: int
     mean: float
     fields: Dict[str, Any]
+    dir_mean: Optional[Dict[str, float]] = None
+    """Each used direction's mean size, when the directions have mixes of their own."""
 
 
 def _direction_sizes(j: JobOptions) -> Dict[str, Tuple[Any, Optional[RawOption], str]]:
@@ -200,6 +204,28 @@ def request_sizes(j: JobOptions, dirs: str) -> Sizes:
     per_dir = _direction_sizes(j)
     used = {per_dir[d][0] for d in dirs}
     culprit = j.get("bssplit") or j.get("bsrange") or j.get("bs")
+    if len(used) > 1 and all(u[0] == "mix" for u in used):
+        # A mix per direction (fio's bssplit=READS,WRITES,TRIMS, or bs=R,W): the request draws
+        # its direction, then its size from that direction's mix (io_u.c get_next_buflen, with
+        # bssplit[ddir]). Offsets align to the smallest size of all.
+        per: List[List[Dict[str, Any]]] = [[], [], []]
+        means: Dict[str, float] = {}
+        for d in dirs:
+            desc, o, _ = per_dir[d]
+            o = o or RawOption("bs", "4096", j.job.where)
+            for n, _ in desc[1]:
+                _check_unit(o, n, j, f"size {format_size(n)}" if o.key == "bssplit" else None)
+            per[DIR_INDEX[d]] = [{"bytes": n, "pct": p} for n, p in desc[1]]
+            means[d] = sum(n * p for n, p in desc[1]) / 100
+        every = [m["bytes"] for mix in per for m in mix]
+        sizes = Sizes(min(every), max(every), sum(means.values()) / len(means),
+                      {"direction_block_sizes": per}, means)
+        if sizes.largest > MAX_BLOCK_BYTES:
+            assert culprit is not None
+            raise culprit.error(f"{culprit.name}={shown(culprit.value or '')}: requests of {format_size(sizes.largest)} "
+                                f"are larger than the {format_size(MAX_BLOCK_BYTES)} a drive takes in one command; use "
+                                f"smaller sizes")
+        return sizes
     if len(used) > 1:
         assert culprit is not None
         which = ", ".join(_describe(d, per_dir[d], culprit) for d in dirs)
@@ -231,12 +257,7 @@ def request_sizes(j: JobOptions, dirs: str) -> Sizes:
     if sizes.largest > MAX_BLOCK_BYTES:
         raise o.error(f"{o.name}={shown(o.value or '')}: requests of {format_size(sizes.largest)} are larger than the "
                       f"{format_size(MAX_BLOCK_BYTES)} a drive takes in one command; use smaller sizes")
-    ba = j.get("ba")
-    if ba is not None:  # fio's ba: per direction; an empty entry is fio's default, the block size
-        aligns = [parse_size(ba, j.kb_base, value=t) if t is not None else None for t in split_dirs(ba)]
-        if any(aligns[DIR_INDEX[d]] not in (None, sizes.bs) for d in dirs):
-            raise ba.error(f"ba={shown(ba.value or '')}: alignment other than the (smallest) block size is not "
-                           f"supported by the simulator")
+    # ba (blockalign): `semantics`
     return sizes
 
 
@@ -245,7 +266,7 @@ def _round_down(n: int, unit: int) -> int:
 
 
 def region(j: JobOptions, user_bytes: int, sizes: Sizes, who: str,
-           plan_notes: List[str]) -> Tuple[int, int, Union[int, Tuple[str, float], None]]:
+           plan_notes: List[str], clone: int = 0) -> Tuple[int, int, Union[int, Tuple[str, float], None]]:
     """The job's region of the drive, ``(offset, span, size)``: ``offset`` (a percentage aligned up to
     ``offset_align``), then ``filesize``, else ``size``, else the rest of the drive, rounded down to
     whole blocks; `size` is ``size=`` as read (None without it), which with ``filesize`` is the
@@ -253,20 +274,43 @@ def region(j: JobOptions, user_bytes: int, sizes: Sizes, who: str,
     bs = sizes.bs
     offset = 0
     off_opt = j.get("offset")
-    if off_opt is not None:
-        v = parse_size(off_opt, j.kb_base, allow_percent=True)
+    # offset_increment: clone N of numjobs starts N increments further (filesetup.c
+    # get_start_offset: offset + subjob_number * increment; a percentage is of the device,
+    # pct * size / 100, and like a percentage offset aligns the sum up to offset_align or bs).
+    inc_opt = j.get("offset_increment")
+    increment, align_up = 0, False
+    if inc_opt is not None:
+        iv = parse_size(inc_opt, j.kb_base, allow_percent=True)
+        if isinstance(iv, tuple):
+            increment, align_up = int(iv[1]) * user_bytes // 100, True
+        else:
+            increment = iv
+    if off_opt is not None or increment:
+        v = parse_size(off_opt, j.kb_base, allow_percent=True) if off_opt is not None else 0
         if isinstance(v, tuple):
+            offset, align_up = int(user_bytes * v[1] / 100), True
+        else:
+            offset = v
+        offset += clone * increment
+        if align_up:
             align_opt = j.get("offset_align")
             align = bs
             if align_opt is not None:
                 a = parse_size(align_opt, j.kb_base)
                 assert isinstance(a, int)
                 align = a or bs
-            offset = math.ceil(int(user_bytes * v[1] / 100) / align) * align
-        else:
-            offset = v
-        if offset % UNIT:
-            raise off_opt.error(f"offset={off_opt.value} is {offset} bytes; the simulator needs a multiple of 4096")
+            offset = math.ceil(offset / align) * align
+        if clone and increment:
+            assert inc_opt is not None
+            if offset >= user_bytes:
+                # fio: "you need to specify valid offset=" (filesetup.c setup_files, err_offset)
+                raise inc_opt.error(f"offset_increment={inc_opt.value}: clone {clone} of {who} starts at {offset} bytes "
+                                    f"(offset + {clone} x {increment}), at or beyond the end of the drive's {user_bytes} "
+                                    f"user bytes; lower it or numjobs, or pass a larger --capacity")
+        off_opt = off_opt or inc_opt
+        if offset % SECTOR:
+            raise off_opt.error(f"offset={off_opt.value} is {offset} bytes; a block device takes whole 512-byte "
+                                f"sectors: use a multiple of 512")
         if offset >= user_bytes:
             raise off_opt.error(f"offset={off_opt.value} is at or beyond the end of the drive's {user_bytes} user bytes; lower it or pass a larger --capacity")
 
@@ -344,11 +388,13 @@ def random_distribution(j: JobOptions, o: RawOption, span: int) -> Dict[str, Any
                       f"one set of zones")
     for entry in entries:
         a, slash, b = entry.partition("/")
-        if not slash:
+        if not slash and kind == "zoned_abs":
             raise o.error(f"random_distribution={text}: zone '{entry}' is not ACCESS%/SIZE")
         access = parse_float(RawOption(o.name, a.strip(), o.where))
         if kind == "zoned":
-            size = parse_float(RawOption(o.name, b.strip(), o.where))
+            # fio (options.c zone_split_ddir): a zone without a size ("20/" or "20") shares what the
+            # sizes given leave, in whole percent: zoned:50/5:30/15:20/ gives the last zone 80 %
+            size = parse_float(RawOption(o.name, b.strip(), o.where)) if b.strip() else None
         else:
             n = parse_size(o, j.kb_base, value=b.strip())
             assert isinstance(n, int)
@@ -356,6 +402,11 @@ def random_distribution(j: JobOptions, o: RawOption, span: int) -> Dict[str, Any
         zones.append({"access_pct": access, "size": size})
     if not zones:
         raise o.error(f"random_distribution={text}: no zones")
+    open_ended = [z for z in zones if z["size"] is None]
+    if open_ended:
+        rest = 100 - sum(z["size"] for z in zones if z["size"] is not None)
+        for z in open_ended:
+            z["size"] = float(max(rest, 0) // len(open_ended))
     total = sum(z["access_pct"] for z in zones)
     if abs(total - 100) > 1e-6:
         raise o.error(f"random_distribution={text}: the zones' access shares add up to {total:g} %, not 100 %")

@@ -39,13 +39,15 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab import _core
-from ssdlab.limits import MAX_INTERVALS, MAX_SCHEDULED_SECONDS
+from ssdlab.limits import MAX_INTERVALS, MAX_SCHEDULED_SECONDS, MIN_RATE_IOPS
 from ssdlab.sizes import MAX_SIZE, format_size
 from ssdlab.fio import options as opts
 from ssdlab.fio.access import random_distribution, region, request_sizes, rw_mode
 from ssdlab.fio.jobfile import JobDef, RawOption, parse_bool, parse_float, parse_int, parse_size, parse_time_us, shown
 from ssdlab.fio.jobopts import DIR_INDEX, JobOptions, bool_option, is_set, split_dirs
 from ssdlab.fio.validate import MAX_LOG_MSEC, MAX_NUMBER_IOS, MAX_RATE_IOPS
+from ssdlab.fio import semantics as fio_semantics
+from ssdlab.fio import verify as fio_verify
 
 # fio's default percentile list (stat.c); the core reports exactly these.
 DEFAULT_PERCENTILES: Tuple[float, ...] = (
@@ -106,6 +108,7 @@ class JobPlan:
     group_reporting: bool = False
     reported_jobs: int = 1  # with group_reporting: the jobs this report stands for
     planned_bytes: Optional[int] = None  # the IO a job without runtime= moves (None: bounded by time)
+    semantics: Optional[fio_semantics.Semantics] = None  # rate process and floor, latency target, flow, exit...
     work_option: Optional[RawOption] = None  # the option that sets planned_bytes, for the refusal
 
 
@@ -142,9 +145,10 @@ def _check_intervals(o: RawOption, who: str, seconds: float, log_msec: int) -> N
                       f"than the {MAX_INTERVALS} one phase may record; shorten it or raise log_avg_msec")
 
 
-def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> JobPlan:
+def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str], clone: int = 0) -> JobPlan:
     """Job `j` on a drive of `user_bytes` as a `JobPlan` of group `groupid`; notes about the whole
-    file (each once) go to `notes`, the job's own to the plan's."""
+    file (each once) go to `notes`, the job's own to the plan's. `clone`: which of the numjobs
+    clones (its region moves with offset_increment)."""
     job = j.job
     name = job.name
     who = f"job '{name}'"
@@ -203,7 +207,7 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
             notes.append(text)
 
     # region
-    offset, span, size_val = region(j, user_bytes, sizes, who, plan_notes)
+    offset, span, size_val = region(j, user_bytes, sizes, who, plan_notes, clone)
     size_opt, filesize_opt = j.get("size"), j.get("filesize")
 
     # amount
@@ -284,14 +288,17 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
         if o is None:
             continue
 
-        def iops(text: str, o: RawOption = o) -> float:
+        def iops(text: str, o: RawOption = o, mean: float = sizes.mean) -> float:
             fake = RawOption(o.name, text, o.where)
             n = parse_int(fake, 1, MAX_RATE_IOPS) if o is ri else parse_size(fake, j.kb_base)
             assert isinstance(n, int)
-            r = float(n) if o is ri else n / sizes.mean
-            if r < 1:
-                raise o.error(f"{o.name}={shown(o.value or '')}: below one {format_size(bs)} request per second; the simulator's "
-                              f"lowest rate is 1 IOPS")
+            # fio (init.c __setup_rate, backend.c usec_for_io): rate= is bytes per second, the
+            # k-th request due when the bytes before it are: rate / bs IOPS at one size, rate /
+            # the mean size in the long run of a mix; rate_iops= spaces the requests 10^6/iops us.
+            r = float(n) if o is ri else n / mean
+            if r < MIN_RATE_IOPS:
+                raise o.error(f"{o.name}={shown(o.value or '')}: {r:.3g} {format_size(bs)} requests per second; the "
+                              f"simulator's lowest rate is {MIN_RATE_IOPS:g} IOPS (one request every 11.6 days)")
             return r
 
         if core_rw == "mixed":
@@ -300,7 +307,7 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
             for d in dirs:
                 text = values[DIR_INDEX[d]]
                 if text is not None and text.strip() not in ("", "0"):
-                    rate_per_dir[DIR_INDEX[d]] = iops(text)
+                    rate_per_dir[DIR_INDEX[d]] = iops(text, mean=(sizes.dir_mean or {}).get(d, sizes.mean))
             continue
         text = _per_dir_value(o, dirs[-1] if core_rw == "trim-write" else dirs)
         if text is None:
@@ -309,9 +316,7 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
         if o is rb and sizes.largest != sizes.bs:
             plan_notes.append(f"{who}: rate= in bytes becomes {rate_iops:,.1f} IOPS at the size mix's mean request "
                               f"of {sizes.mean:,.0f} bytes")
-    rp = j.get("rate_process")
-    if rp is not None and (rp.value or "").strip() != "linear":
-        raise rp.error(f"rate_process={rp.value}: only 'linear' is supported by the simulator")
+    # rate_process, rate_min, latency_target, flow, offset modifiers, blockalign, exitall: `semantics`
 
     # data content
     compressibility = 1.0
@@ -322,6 +327,13 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
     elif bcp is not None:
         pct = parse_int(bcp, 0, 100)
         compressibility = max(1.0 - pct / 100.0, MOST_COMPRESSIBLE)
+        mix = sizes.fields.get("block_sizes") or (sizes.fields.get("direction_block_sizes") or [[], []])[1]
+        writes = ([(int(m["bytes"]), float(m["pct"])) for m in mix] if mix else
+                  [(int(n), 0.5) for n in sizes.fields["block_range"]] if "block_range" in sizes.fields else
+                  [(bs, 1.0)])
+        chunked = fio_semantics.compressibility(j, pct, writes)  # buffer_compress_chunk spanning units
+        if chunked is not None:
+            compressibility = chunked
     if compressibility < 1.0 and "w" not in dirs:
         compressibility = 1.0
 
@@ -476,6 +488,25 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
         workload["random_map"] = random_map
     if steady is not None:
         workload["steady_state"] = steady
+    vspec = fio_verify.spec(j, name=name, core_rw=core_rw, pattern_kind=pattern, dirs=dirs, sizes=sizes, span=span,
+                            loops=loops, time_based=time_based, random_map=random_map, notes=plan_notes)
+    if vspec is not None:
+        workload["verify"] = vspec
+        requirements.append(Requirement("verify", j.get("verify") or j.get("verify_pattern") or RawOption(
+            "verify", "", job.where), f"{who}: verify needs a newer ssdlab core (its content store)"))
+        if planned_bytes is not None and vspec["writes"] and vspec["do_verify"]:
+            planned_bytes *= 2  # every block written is read back
+
+    sem = fio_semantics.plan(j, who=who, fio_rw=fio_rw, core_rw=core_rw, pattern=pattern, dirs=dirs, bs=bs,
+                             span=span, depth=depth, rate_iops=rate_iops, rate_per_dir=rate_per_dir,
+                             time_based=time_based)
+    workload.update(sem.fields)
+    plan_notes.extend(sem.notes)
+    if sem.random_map_off and workload.get("random_map"):
+        workload["random_map"] = False
+        requirements[:] = [r for r in requirements if r.feature != "random_map"]
+        plan_notes.append(f"{who}: blockalign turns fio's random map off (fio: 'Any use of blockalign= turns off "
+                          f"randommap'): offsets are drawn with replacement")
 
     steps: List[Dict[str, Any]] = []
     sd = j.get("startdelay")
@@ -492,6 +523,10 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
         if ramp > 0:
             warm = dict(workload, label=f"{name} (ramp)", duration_s=ramp, byte_limit=None, io_limit=None)
             warm.pop("steady_state", None)
+            for key in ("rate_min", "latency_target", "exit"):  # fio checks neither during ramp_time
+                warm.pop(key, None)
+            if "latency_target" in workload:
+                warm["queue_depth"] = 1  # the search's depth while fio ramps (lat_target_init)
             steps.append({"step": "run", "workload": warm})
             plan_notes.append(f"{who}: ramp_time runs as its own unreported phase; a sequential job restarts at its first block after it")
     steps.append({"step": "run", "workload": workload})
@@ -504,5 +539,5 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str]) -> 
         log_prio=log_prio, per_job_logs=per_job_logs, percentiles=percentiles,
         clat_percentiles=clat_pct, lat_percentiles=lat_pct,
         steady_state=steady, steady_state_text=steady_text, requirements=requirements,
-        notes=plan_notes, planned_bytes=planned_bytes, work_option=work_option,
+        notes=plan_notes, planned_bytes=planned_bytes, work_option=work_option, semantics=sem,
     )

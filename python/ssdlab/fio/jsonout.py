@@ -28,6 +28,8 @@ import numpy as np
 
 from ssdlab import _core
 from ssdlab.fio.jobopts import options_dict
+from ssdlab.fio.joberrors import errno as job_errno
+from ssdlab.fio.verify import runtimes_ms as verify_runtimes_ms
 from ssdlab.fio.windows import DIRS, interval_lengths_ms, whole_windows
 
 if TYPE_CHECKING:
@@ -51,7 +53,11 @@ def _window_rates(job: "JobResult", d: int) -> Tuple[np.ndarray, np.ndarray, np.
     ios = s[f"{name}_ios"].to_numpy(np.int64)
     by = s[f"{name}_bytes"].to_numpy(np.int64)
     spent = interval_lengths_ms(len(ios), job.interval_s * 1000.0, job.runtime_s * 1000.0)
-    idx = np.nonzero((ios > 0) & whole_windows(spent, job.interval_s * 1000.0))[0]
+    keep = (ios > 0) & whole_windows(spent, job.interval_s * 1000.0)
+    since = job.phase.get("stats_start_ns")
+    if since is not None:  # latency_target's final window: fio reset its samples there
+        keep &= np.arange(len(ios)) * job.interval_s * 1e9 >= since
+    idx = np.nonzero(keep)[0]
     spent_ms = np.maximum(np.floor(spent[idx]), 1.0)
     iops = np.floor(ios[idx] * 1000.0 / spent_ms)
     kib = np.floor(by[idx] * 1000.0 / spent_ms / 1024.0)
@@ -85,7 +91,10 @@ def _lat_object(stats: Optional[Dict[str, Any]], percentiles: Optional[Sequence[
 
 
 def _runtime_ms(job: "JobResult") -> int:
-    return max(int(round(job.runtime_s * 1000.0)), 1)
+    if job.phase.get("never_started"):
+        return 0  # exit_what=all stopped the job before it started (fio reports 0)
+    since = job.phase.get("stats_start_ns") or 0  # latency_target: fio's figures of the final window
+    return max(int(round((job.runtime_s - since / 1e9) * 1000.0)), 1)
 
 
 def _ddir(job: "JobResult", d: int) -> Dict[str, Any]:
@@ -93,6 +102,9 @@ def _ddir(job: "JobResult", d: int) -> Dict[str, Any]:
     ios = int(ph["ios"][d])
     nbytes = int(ph["bytes"][d])
     runt = _runtime_ms(job) if ios else 0
+    phases = verify_runtimes_ms(ph)  # a verifying job: reads in its verify phases, writes in its passes
+    if phases is not None and d < 2 and ios:
+        runt = phases[d] if d == 1 and ph.get("verify", {}).get("phantom_writes") else max(phases[d], 1)
     bw_bytes = (1000 * nbytes) // runt if runt else 0
     lat = ph["latency"][d]
     plan = job.plan
@@ -253,7 +265,7 @@ def _job_ssdlab(job: "JobResult", unit_bytes: int) -> Dict[str, Any]:
         "workload": job.plan.workload,
         "start_s": job.start_s,
         "runtime_s": job.runtime_s,
-        "host_write_bytes": c["host_write_units"] * unit_bytes,
+        "host_write_bytes": c["host_write_bytes"],
         "nand_write_bytes": c["nand_write_units"] * unit_bytes,
         "gc_write_bytes": c["gc_write_units"] * unit_bytes,
         "erases": c["erases"],
@@ -261,6 +273,7 @@ def _job_ssdlab(job: "JobResult", unit_bytes: int) -> Dict[str, Any]:
         "steady_state_at_s": job.phase.get("steady_state_at_s"),
         "latency_buckets": "estimated from percentiles",
         "notes": list(job.plan.notes),
+        **({"verify": job.phase["verify"]} if job.phase.get("verify") is not None else {}),
     }
 
 
@@ -274,7 +287,7 @@ def job_json(job: "JobResult") -> Dict[str, Any]:
     out: Dict[str, Any] = {
         "jobname": plan.name,
         "groupid": plan.groupid,
-        "error": 0,
+        "error": job_errno(job.phase),
         "eta": 0,
         "elapsed": int(math.ceil(job.start_s + job.runtime_s)),
         "job options": options_dict(plan.job.own_options),
@@ -302,6 +315,7 @@ def job_json(job: "JobResult") -> Dict[str, Any]:
             "latency_window": 0,
         }
     )
+    _job_control(out, job)
     if plan.description is not None:
         out["desc"] = plan.description
     ss = _steadystate(job)
@@ -309,6 +323,27 @@ def job_json(job: "JobResult") -> Dict[str, Any]:
         out["steadystate"] = ss
     out["ssdlab"] = _job_ssdlab(job, unit_bytes())
     return out
+
+
+def _job_control(out: Dict[str, Any], job: "JobResult") -> None:
+    """fio's job fields for `ssdlab.fio.semantics`: with continue_on_error (or ignore_error),
+    ``total_err`` and ``first_error`` before ``latency_depth``; with latency_target, the depth the
+    search ended at, the target in ns and the window in us (as fio stores them)."""
+    sem = job.plan.semantics
+    if sem is None:
+        return
+    ph = job.phase
+    if sem.continue_on_error:
+        tail = {k: out.pop(k) for k in ("latency_depth", "latency_target", "latency_percentile", "latency_window")}
+        out["total_err"] = int(ph.get("ignored_errors", 0))
+        out["first_error"] = int(ph.get("first_ignored_error") or 0)
+        out.update(tail)
+    if sem.latency is not None:
+        target_ns, window_us, pct = sem.latency
+        out["latency_depth"] = int(ph.get("latency_depth") or job.plan.iodepth)
+        out["latency_target"] = target_ns
+        out["latency_percentile"] = float(pct)
+        out["latency_window"] = window_us
 
 
 def fio_json(run: "FioRun") -> Dict[str, Any]:

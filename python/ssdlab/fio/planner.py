@@ -22,6 +22,7 @@ from ssdlab.sizes import format_size
 from ssdlab.fio.jobfile import JobDef, JobFile, RawOption, parse_int, shown
 from ssdlab.fio.jobopts import JobOptions, bool_option, is_set, options_dict
 from ssdlab.fio.jobplan import JobPlan, job_plan
+from ssdlab.fio import verify as fio_verify
 from ssdlab.fio.validate import check_known, check_values
 
 WORK_CAPACITIES = 100
@@ -152,6 +153,20 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
                 notes.append(f"job '{job.name}' runs after '{jobs[i - 1].name}', not at the same time as fio would "
                              f"(--sequential-jobs)")
                 stonewall = True
+        wf = j.get("wait_for")
+        if wf is not None and not stonewall:
+            # fio's wait_for: the job starts when the named job (all its clones) has ended. Simulated
+            # when that is the job just before, running alone: then it is a stonewall that keeps the
+            # reporting group (fio's examples/waitfor.fio).
+            wanted = (wf.value or "").strip()
+            before = jobs[i - 1] if i > 0 else None
+            if before is None or wanted != before.name or any(plans[k].index != before.index for k in together[-1]):
+                if wanted not in {other.name for other in jobs[:i]}:
+                    raise wf.error(f"wait_for={shown(wanted)}: no job before it is named so (fio: 'wait_for={wanted} job "
+                                   f"not found')")
+                raise wf.error(f"wait_for={shown(wanted)}: the simulator starts a job after the job just before it, "
+                               f"when that one runs alone; use stonewall, or put the job right after '{wanted}'")
+            stonewall = True
         nj = j.get("numjobs")
         clones = parse_int(nj, 1, 4096) if nj is not None else 1
         first = job_plan(j, user_bytes, groupid, notes)
@@ -179,7 +194,11 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
                          clones + (len(together[-1]) if together and not stonewall else 0))
         members = [first]
         for c in range(1, clones):
-            clone = copy.deepcopy(first)
+            if j.get("offset_increment") is not None:  # each clone its own region
+                clone = job_plan(j, user_bytes, groupid, [], clone=c)
+                clone.group_reporting = first.group_reporting
+            else:
+                clone = copy.deepcopy(first)
             clone.clone = c
             if clone.workload.get("seed") is not None:
                 clone.workload["seed"] = (clone.workload["seed"] + c) % 2**64
@@ -218,6 +237,43 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
         if len(intervals) > 1:
             raise SsdlabError(f"{plans[group[0]].job.where}: jobs that run at the same time must log at the same "
                               f"log_avg_msec; set one value for all of them")
+    _job_control(plans, together, notes)
     if host_used:
         notes.append("accepted, no effect on the simulated drive: " + ", ".join(host_used))
+    fio_verify.assign(plans, notes)  # writer numbers and file names, clones included
     return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options), together)
+
+
+def _job_control(plans: List[JobPlan], together: List[List[int]], notes: List[str]) -> None:
+    """What reaches across jobs (`ssdlab.fio.semantics`): ``exitall`` is global in fio (a job that
+    sets it makes every job's end terminate the jobs its ``exit_what`` names), so every job gets its
+    exit rules here; the jobs of a flow must run at the same time (fio counts every job's weight from
+    the start, so a flow whose other jobs run before or after would hold a job back for good)."""
+    exitall = next((p for p in plans if p.semantics is not None and p.semantics.exitall), None)
+    on_error = any(p.semantics is not None and p.semantics.exitall_on_error for p in plans)
+    for p in plans:  # every job, so a job's group can be found (exit_what=group)
+        sem = p.semantics
+        if sem is None or not (exitall is not None or on_error):
+            continue
+        p.workload["exit"] = {"what": sem.exit_what, "on_end": exitall is not None,
+                              "on_error": sem.exitall_on_error, "group": p.groupid}
+    if exitall is not None and any(p.semantics is not None and p.semantics.exit_what == "all" for p in plans):
+        notes.append("exitall with exit_what=all: the first job to end stops every job, also those of later "
+                     "groups, which then never start (reported with no IO, as fio reports them)")
+    flows: Dict[int, set] = {}
+    for g, group in enumerate(together or [[i] for i in range(len(plans))]):
+        for k in group:
+            sem = plans[k].semantics
+            if sem is not None and sem.flow_id is not None:
+                flows.setdefault(sem.flow_id, set()).add(g)
+    for fid, groups in flows.items():
+        members = [p for p in plans if p.semantics is not None and p.semantics.flow_id == fid]
+        if len(groups) > 1 or len(members) < 2:
+            o = members[0].job.get("flow")
+            assert o is not None
+            if len(members) < 2:
+                notes.append(f"job '{members[0].name}': flow with no other job in flow_id {fid} has no effect")
+                continue
+            raise o.error(f"flow: the jobs of flow_id {fid} do not all run at the same time (stonewall or "
+                          f"--sequential-jobs between them); fio counts every job's weight from the start, so a job "
+                          f"would be held back until the others run -- put them in one group or drop flow")

@@ -40,11 +40,12 @@ if TYPE_CHECKING:  # only named in annotations: importing this module needs no p
 __all__ = ["FioRun", "JobResult", "core_features", "run_jobfile", "run_plan"]
 
 # Workload fields and rw values newer cores accept; probed, not assumed.
-_PROBED_FIELDS = ("random_map", "steady_state")
+_PROBED_FIELDS = ("random_map", "steady_state", "verify")
 _PROBED_RW = ("trim-write",)
 _PROBE_VALUES: Dict[str, Any] = {
     "random_map": True,
     "steady_state": {"metric": "iops", "criterion": "slope", "limit": 1.0, "percent": True, "window_s": 10.0, "ramp_s": 0.0},
+    "verify": {},  # a core that knows the field asks for its fields
 }
 
 
@@ -143,8 +144,8 @@ class JobResult:
 
     def write_amplification(self) -> Optional[float]:
         c = self.phase["counters"]
-        host = c.get("host_write_units", 0)
-        return c["nand_write_units"] / host if host else None
+        host = c.get("host_write_bytes", 0)  # NAND bytes over the host's bytes (a partial unit programs 4 KiB)
+        return c["nand_write_units"] * 4096 / host if host else None
 
 
 @dataclass
@@ -172,14 +173,27 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
     """Runs `plan` on a fresh simulated drive of `config`."""
     steps = adapt_to_core(plan, core_features())
     sim = Simulator(config, seed)
+    if any(jp.workload.get("verify") is not None for jp in plan.jobs):
+        sim.enable_store("checksums")  # fio's verify checks what the drive keeps of each sector written
     if sim.user_bytes != plan.user_bytes:
         raise SsdlabError(f"the plan is for {plan.user_bytes} user bytes but the drive has {sim.user_bytes}")
     started_at = time.time()
     t0 = time.perf_counter()
     results: List[StepResult] = []
     segment: List[Dict[str, Any]] = []
+    # exit_what=all can stop jobs that have not started: then each step runs on its own (with the
+    # seeds one call would derive) and the steps after the one that stopped everything never run.
+    one_by_one = _pin_seeds_for_exit_all(steps, seed)
+    stopped = False
     for step in steps + [{"step": "end"}]:
-        if step["step"] in ("iolog", "end"):
+        if stopped:
+            if step["step"] != "end":
+                results.append(_never_started(step, len(results), results))
+            continue
+        if one_by_one and step["step"] not in ("iolog", "end"):
+            results.extend(sim.run_steps([step], progress=progress))
+            stopped = _ends_all(results[-1])
+        elif step["step"] in ("iolog", "end"):
             if segment:
                 results.extend(sim.run_steps(segment, progress=progress))
                 segment = []
@@ -199,6 +213,86 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
             if n not in notes:
                 notes.append(n)
     return FioRun(plan, config, seed, jobs, wall, notes, started_at)
+
+
+_M64 = 2**64 - 1
+
+
+def _derive_seed(seed: int, index: int) -> int:
+    """The core's per-step seed (scenario::derive_seed, SplitMix64)."""
+    z = (seed + ((index + 1) * 0x9E37_79B9_7F4A_7C15 & _M64)) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58_476D_1CE4_E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D0_49BB_1331_11EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _pin_seeds_for_exit_all(steps: List[Dict[str, Any]], seed: int) -> bool:
+    """When a job has ``exit_what=all`` (with exitall or exitall_on_error), gives every workload of
+    `steps` (copied) the seed the core derives from its place in the whole list, so running the
+    steps one at a time draws what one call would; returns whether it did."""
+    if not any(w.get("exit", {}).get("what") == "all" for st in steps
+               for w in ([st["workload"]] if "workload" in st else st.get("workloads", []))):
+        return False
+    for i, st in enumerate(steps):
+        steps[i] = st = dict(st)  # the plan's own steps stay as they are
+        if st["step"] == "run":
+            st["workload"] = dict(st["workload"])
+            st["workload"].setdefault("seed", _derive_seed(seed, i))
+        elif st["step"] == "run_together":
+            base = _derive_seed(seed, i)
+            st["workloads"] = [dict(w) for w in st["workloads"]]
+            for k, w in enumerate(st["workloads"]):
+                w.setdefault("seed", _derive_seed(base, k))
+    return True
+
+
+def _ends_all(result: StepResult) -> bool:
+    """A job of this step ended with exit_what=all: every job not started yet never runs."""
+    return any((r.phase or {}).get("ends_all") for r in (result.members or [result]))
+
+
+def _never_started(step: Dict[str, Any], index: int, before: List[StepResult]) -> StepResult:
+    """The result of a step whose jobs never started (exit_what=all stopped them): no IO, no time,
+    shaped as a run's result so fio's report lists the jobs with zeros, as fio does."""
+    last = next(r for r in reversed(before) if r.phase is not None)
+    at = before[-1].end_s
+
+    def zero(v: Any) -> Any:
+        if isinstance(v, bool):
+            return False
+        if isinstance(v, (int, float)):
+            return type(v)(0)
+        if isinstance(v, list):
+            return [zero(x) for x in v]
+        if isinstance(v, dict):
+            return {k: zero(x) for k, x in v.items()}
+        return v
+
+    def empty(label: str) -> StepResult:
+        phase = {k: v for k, v in last.phase.items() if k not in ("error", "ends_all", "terminated_at_ns",
+                                                                   "latency_depth", "stats_start_ns")}
+        phase = dict(zero(phase), label=label, latency=[None, None, None], start_ns=int(at * 1e9),
+                     end_ns=int(at * 1e9), steady_state_at_s=None, never_started=True)
+        series = last.series.iloc[:1].copy() if last.series is not None else None
+        if series is not None:
+            series.loc[:, :] = 0
+        return StepResult(index=index, kind="run", label=label, start_s=at, end_s=at, phase=phase,
+                          counters=last.counters, free_blocks=last.free_blocks, interval_s=last.interval_s,
+                          series=series)
+
+    if step["step"] == "run":
+        return empty(step["workload"].get("label", ""))
+    if step["step"] == "iolog":
+        return empty("")
+    if step["step"] == "run_together":
+        members = [empty(w.get("label", "")) for w in step["workloads"]]
+        groups = [empty("+".join(w.get("label", "") for w in step["workloads"]))
+                  for _ in set(step.get("report_as") or [])]
+        out = empty("+".join(m.label for m in members))
+        out.kind, out.members, out.groups = "run_together", members, groups
+        return out
+    return StepResult(index=index, kind=step["step"], label="", start_s=at, end_s=at, phase=None,
+                      counters=last.counters, free_blocks=last.free_blocks)
 
 
 def _replay_iolog(sim: Simulator, job: JobPlan, index: int) -> StepResult:

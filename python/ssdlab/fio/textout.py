@@ -7,11 +7,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
+from ssdlab.fio.joberrors import STRERROR, err_text
 from ssdlab.fio.jsonout import fio_json, fio_version_string
 from ssdlab.fio.windows import DIRS
 
 if TYPE_CHECKING:
     from ssdlab.fio.simrun import FioRun
+
+
+def _strerror(n: int) -> str:
+    return "Success" if n == 0 else STRERROR.get(n, f"errno {n}")
 
 
 def _num(value: float, binary: bool = False, unit: str = "") -> str:
@@ -72,14 +77,16 @@ def normal_text(run: "FioRun") -> str:
     out.append(f"{fio_version_string()} (simulated drive {run.drive}, seed {run.seed})")
     for j, job in zip(doc["jobs"], run.jobs):
         p = job.plan
+        if job.phase.get("never_started"):
+            continue  # as fio: a job that did no IO has no section (exit_what=all stopped it)
         out.append("")
-        out.append(f"{p.name}: (groupid={p.groupid}, jobs={p.reported_jobs}): err= 0: simulated")
+        out.append(f"{p.name}: (groupid={p.groupid}, jobs={p.reported_jobs}): {err_text(job.phase)}: simulated")
         if p.description:
             out.append(f"  Description  : [{p.description}]")
         for d, name in enumerate(DIRS):
             o = j[name]
-            if not o["total_ios"]:
-                continue
+            if not o["total_ios"] or not o["runtime"]:
+                continue  # as fio: no IO, or verify_only's phantom writes (no time)
             io_p = _num(o["io_bytes"], True, "B")
             out.append(f"  {name}: IOPS={_num(o['iops'])}, BW={_num(o['bw_bytes'], True, 'B/s')} "
                        f"({_num(o['bw_bytes'], False, 'B/s')})({io_p}/{o['runtime']}msec)")
@@ -97,6 +104,12 @@ def normal_text(run: "FioRun") -> str:
         out.append("  IO depths    : " + ", ".join(f"{k}={v:.1f}%" for k, v in lv.items()))
         totals = ",".join(str(j[n]["total_ios"]) for n in DIRS)
         out.append(f"     issued rwts: total={totals},0 short=0,0,0,0 dropped=0,0,0,0")
+        if "total_err" in j:  # continue_on_error / ignore_error (fio's stat.c)
+            first = j["first_error"]
+            out.append(f"     errors    : total={j['total_err']}, first_error={first}/<{_strerror(first)}>")
+        if p.semantics is not None and p.semantics.latency is not None:
+            out.append(f"     latency   : target={j['latency_target']}, window={j['latency_window']}, "
+                       f"percentile={j['latency_percentile']:.2f}%, depth={j['latency_depth']}")
         if "steadystate" in j:
             ss = j["steadystate"]
             out.append(f"  steadystate  : attained={'yes' if ss['attained'] else 'no'}, {ss['ss']}, "
@@ -118,6 +131,8 @@ def normal_text(run: "FioRun") -> str:
                 continue
             io = sum(r["io_bytes"] for r in rows)
             runt = max(r["runtime"] for r in rows)
+            if not runt:
+                continue  # as fio (stat.c: no max_run): verify_only's phantom writes take no time
             bw = 1000 * io // runt
             out.append(f"  {name.upper():>5}: bw={_num(bw, True, 'B/s')} ({_num(bw, False, 'B/s')}), "
                        f"io={_num(io, True, 'B')} ({_num(io, False, 'B')}), run={runt}-{runt}msec")

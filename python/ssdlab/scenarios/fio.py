@@ -146,6 +146,10 @@ def command(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
         for n in dict.fromkeys(plan.notes + [n for j in plan.jobs for n in j.notes]):  # clones share notes
             click.echo(f"ssdlab: note: {n}", err=True)
     run = run_plan(plan, cfg, seed, progress=not quiet)
+    from ssdlab.fio import joberrors
+
+    for line in joberrors.run_errors(run):  # fio's lines for jobs that ended in error (a failed verify)
+        click.echo(line, err=True)
     text = jsonout.dumps(jsonout.fio_json(run)) if output_format == "json" else textout.normal_text(run)
     if out_dir is not None:
         with ResultStage(out_dir) as stage:  # results, logs and --output appear together or not at all
@@ -168,6 +172,8 @@ def command(ctx: click.Context, jobfile: str, drive: Optional[str], drive_file: 
         where = f"results in {out_dir}{os.sep}" if out_dir is not None else ""
         wrote = f"{len(logs)} fio log{'s' if len(logs) != 1 else ''}" if logs else ""
         click.echo(f"ssdlab: {', '.join(x for x in (where, wrote) if x)}", err=True)
+    if joberrors.exit_status(run):
+        ctx.exit(joberrors.exit_status(run))  # as fio: the number of jobs that ended in error
 
 
 def _check_output_file(output: Optional[str], out_dir: Optional[Path]) -> None:
