@@ -173,6 +173,7 @@ def replay(
         finally:
             bars.close()
         counts = reader.counts
+        original_latency = reader.original_latency()
     out = json.loads(raw)
     phase, stats = out["phase"], out["stats"]
     interval_s, frame = _series_frame(series)
@@ -215,14 +216,16 @@ def replay(
         "host_write_units": host_units,
         "nand_write_units": c["nand_write_units"],
         "gc_write_units": c["gc_write_units"],
-        "write_amplification": c["nand_write_units"] / host_units if host_units else None,
+        "write_amplification": c["nand_write_units"] * 4096 / c["host_write_bytes"] if c["host_write_bytes"] else None,
         "erases": c["erases"],
         "gc_victims": c["gc_victims"],
         "duration_s": (phase["end_ns"] - phase["start_ns"]) / 1e9,
         "latency_us": {d: _summary_latency(phase["latency"][i]) for i, d in enumerate(directions)},
         "lines": {"read": counts.lines, "requests": counts.requests, "no_data": counts.no_data,
                   "header": counts.header, "bad_skipped": counts.bad, "other_device": counts.other_device,
-                  "outside_window": counts.outside_window, "zero_length": counts.zero_length},
+                  "outside_window": counts.outside_window, "zero_length": counts.zero_length,
+                  "summary": counts.summary},
+        "trace_latency_us": original_latency,
         "devices": len(counts.devices),
         "first_bad_line": counts.first_bad,
     }
