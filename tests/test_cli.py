@@ -128,7 +128,7 @@ BAD_INPUTS: List[List[str]] = [
     ["--duration", "0"],
     ["--duration", "-10"],
     ["--duration", "inf"],
-    ["--block-size", "512"],
+    ["--block-size", "1000"],
     ["--block-size", "-4k"],
     ["--seed", "-1"],
     ["--out", "a-file"],

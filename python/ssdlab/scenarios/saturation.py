@@ -98,7 +98,7 @@ OPTIONS = (
     _Pattern("pattern", "Write the drive in LBA order, or every block once in random order.",
              type=click.Choice(list(PATTERNS)), default="sequential", show_default=True, kind="text",
              axis="category", range="sequential / random (every block once)"),
-    Opt("block_size", "Request size (a multiple of 4 KiB).", type=cv.block_size, default="128KiB", show_default=True,
+    Opt("block_size", "Request size (a multiple of 512 B).", type=cv.block_size, default="128KiB", show_default=True,
         metavar="SIZE", kind="size", axis="size", range="512 B … 32 MiB, a multiple of 512 B"),
     Opt("qd", "Queue depth.", type=cv.queue_depth, default=32, show_default=True, metavar="N", kind="whole",
         range="1 … 65536"),
