@@ -20,7 +20,7 @@ install: $(PY) ## Create .venv if missing, install the Python deps and build the
 develop: $(PY) ## Rebuild the extension only (release), after editing crates/
 	$(VENV)/bin/maturin develop --release --skip-install
 
-tools: $(PY) ## System tools the tests need (fio, Chromium, Playwright), installed when missing
+tools: $(PY) ## System tools the tests need (fio, blktrace, Chromium, Playwright), installed when missing
 	bash scripts/install-test-tools.sh $(PY)
 
 test: install tools ## Set up, then every test: Rust (release) and pytest; slow tests are opt-in: make test-slow
