@@ -643,24 +643,11 @@ class _Handler:
         if kind not in ("zipf", "pareto", "normal"):
             self.state["random_distribution_value"] = dist
             return 0
-        val = {"zipf": FIO_DEF_ZIPF, "pareto": FIO_DEF_PARETO, "normal": 0.0}[kind]
-        center = -1.0
-        nr = _postfix(text)
-        if nr is not None:
-            parsed = _split_parse_distr(nr)
-            if parsed is None:
-                return self.err("fio: random postfix parsing failed")
-            val, c = parsed
-            if c is not None:
-                center = c
-        if center != -1 and (center < 0.0 or center > 1.0):
-            return self.err("fio: distribution center out of range (0 <= center <= 1.0)")
-        if kind == "zipf" and val == 1.0:
-            return self.err("fio: zipf theta must different than 1.0")
-        if kind == "pareto" and (val <= 0.0 or val >= 1.0):
-            return self.err("fio: pareto input out of range (0 < input < 1.0)")
-        if kind == "normal" and (val < 0.0 or val >= 100.0):
-            return self.err("fio: normal deviation out of range (0 <= input < 100.0)")
+        read = self._distribution_value(kind, text, "fio: random postfix parsing failed",
+                                        "fio: zipf theta must different than 1.0", ("normal",))
+        if isinstance(read, int):
+            return read
+        val, center = read
         dist["value"] = val
         dist["center"] = None if center == -1 else center
         self.state["random_distribution_value"] = dist
@@ -806,25 +793,34 @@ class _Handler:
         kind = str(self.state.get("file_service_type"))
         if kind in ("random", "roundrobin", "sequential"):
             return 0
+        read = self._distribution_value(kind, text, "fio: file service type random postfix parsing failed",
+                                        "fio: zipf theta must be different than 1.0", ("normal", "gauss"))
+        return read if isinstance(read, int) else 0
+
+    def _distribution_value(self, kind: str, text: str, postfix_error: str, zipf_error: str,
+                            normal: Tuple[str, ...]) -> Any:
+        """options.c ``str_random_distribution_cb`` / ``str_fst_cb``'s shared part: the ``:value[:center]``
+        postfix and its range checks, ``(value, center)`` (-1: none); fio's error status on a refusal.
+        The two callbacks word the zipf error differently in fio, and so here."""
         val = {"zipf": FIO_DEF_ZIPF, "pareto": FIO_DEF_PARETO}.get(kind, 0.0)
         center = -1.0
         nr = _postfix(text)
         if nr is not None:
             parsed = _split_parse_distr(nr)
             if parsed is None:
-                return self.err("fio: file service type random postfix parsing failed")
+                return self.err(postfix_error)
             val, c = parsed
             if c is not None:
                 center = c
         if center != -1 and (center < 0.0 or center > 1.0):
             return self.err("fio: distribution center out of range (0 <= center <= 1.0)")
         if kind == "zipf" and val == 1.0:
-            return self.err("fio: zipf theta must be different than 1.0")
+            return self.err(zipf_error)
         if kind == "pareto" and (val <= 0.0 or val >= 1.0):
             return self.err("fio: pareto input out of range (0 < input < 1.0)")
-        if kind in ("normal", "gauss") and (val < 0.0 or val >= 100.0):
+        if kind in normal and (val < 0.0 or val >= 100.0):
             return self.err("fio: normal deviation out of range (0 <= input < 100.0)")
-        return 0
+        return val, center
 
 
 def _split_directions(s: str, fn) -> int:
