@@ -197,6 +197,10 @@ def _ask_scheduler(address: str, timeout: float) -> Dict[str, Any]:
     raise err
 
 
+CLOSE_TIMEOUT_S = 10.0
+"""How long closing a stopped sweep's client or cluster may take before it is given up."""
+
+
 def _stop_workers(cluster: Any) -> None:
     """Ends the worker processes of a local `cluster` at once (SIGTERM; Dask installs no handler in
     them): a stopped sweep's points are cancelled, and a graceful close would wait for the running
@@ -286,7 +290,9 @@ class Cluster:
                 if thing is None:
                     continue
                 try:
-                    thing.close()
+                    # bounded: a cluster whose start was cut short may never answer its close (seen once
+                    # in CI under load: the stopped sweep hung past 60 s); its workers are stopped above
+                    thing.close(timeout=CLOSE_TIMEOUT_S)
                 except BaseException:  # noqa: B036 - a second Ctrl-C must not leave it half-closed
                     pass
                 SpecCluster._instances.discard(thing)
