@@ -108,11 +108,17 @@ impl Series {
     /// interval by interval: the series of jobs that ran together, summed. The NAND columns are
     /// the drive's and are left alone.
     pub fn add_host(&mut self, other: &Series) {
+        self.add_host_at(other, 0);
+    }
+
+    /// `add_host` with `other`'s interval 0 at this series' interval `at` (a job that started
+    /// `at` intervals after the first of the jobs it ran with: fio's `startdelay`, `ramp_time`).
+    pub fn add_host_at(&mut self, other: &Series, at: usize) {
         let add = |a: &mut Vec<u64>, b: &Vec<u64>| {
-            if a.len() < b.len() {
-                a.resize(b.len(), 0);
+            if a.len() < at + b.len() {
+                a.resize(at + b.len(), 0);
             }
-            for (x, y) in a.iter_mut().zip(b) {
+            for (x, y) in a[at..].iter_mut().zip(b) {
                 *x += y;
             }
         };
