@@ -18,7 +18,7 @@ import click
 
 from ssdlab import __version__, cli_values as cv
 from ssdlab.config import load_preset, preset_names
-from ssdlab.errors import SsdlabError
+from ssdlab.errors import SsdlabError, shorten_numerals
 from ssdlab.results import (
     check_output_dir,
 )
@@ -244,17 +244,9 @@ for _scenario in all_scenarios():  # the scenarios that live in their own module
 # -- entry point -----------------------------------------------------------------------------------
 
 
-_LONG_NUMERAL = re.compile(r"\d{41,}")
-
-
-def _shorten_numeral(match: "re.Match[str]") -> str:
-    digits = match.group(0)
-    return f"{digits[:12]}...({len(digits)} digits)"
-
-
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
     line = " ".join(str(message).split())  # always one line
-    line = _LONG_NUMERAL.sub(_shorten_numeral, line)  # a 5000-digit value quoted back stays readable
+    line = shorten_numerals(line)  # a 5000-digit value quoted back stays readable
     click.echo(f"ssdlab: error: {line}", err=True)
     return status
 

@@ -239,3 +239,21 @@ def spec_path(value: Any, spec_dir: Path) -> Path:
         raise SsdlabError("must be a file name")
     path = Path(value).expanduser()
     return path if path.is_absolute() else spec_dir / path
+
+
+def spec_file(value: Any, spec_dir: Path, what: str, hint: str = "") -> Path:
+    """A file a spec names (`spec_path`) that must exist: a missing one, and one that cannot even be
+    looked at (a name longer than the file system takes, a directory on the way that cannot be
+    searched: `Path.is_file` raises those as OSError), are one-line `SsdlabError`s naming `what`."""
+    path = spec_path(value, spec_dir)
+    text = str(path)
+    shown = text if len(text) <= 100 else f"{text[:60]}...({len(text)} characters)"
+    try:
+        found = path.is_file()
+    except OSError as err:
+        raise SsdlabError(f"cannot look for the {what} {shown} ({err.strerror or err}); give a path relative to the "
+                          f"spec's directory, or an absolute one{hint}") from None
+    if not found:
+        raise SsdlabError(f"no such {what} ({shown}); give a path relative to the spec's directory, or an absolute "
+                          f"one{hint}")
+    return path
