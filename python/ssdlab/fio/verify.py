@@ -234,6 +234,7 @@ def spec(j: JobOptions, *, name: str, core_rw: str, pattern_kind: str, dirs: str
         "pass_bytes": 0 if time_based else min(total, cap),
         "loops": max(loops, 1),
         "limit_bytes": io_size or 0,
+        "issue_cap_bytes": 0 if time_based else cap,  # fio's io_issue_bytes_exceeded, over all loops
         "max_block": sizes.largest,
         "check_reads": reads and not writes,
         "writer": 0,
