@@ -340,6 +340,36 @@ def test_a_signal_during_the_cli_imports_is_one_line(sig: int, status: int, word
     assert r.stderr == f"ssdlab: {word}\n" and r.stdout == ""
 
 
+@pytest.mark.parametrize("sig,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_while_the_entry_module_itself_runs_is_one_line(tmp_path: Path, sig: int, status: int,
+                                                                  word: str) -> None:
+    # Deterministic: the signal arrives while the console script imports ssdlab._entry, at its first
+    # class statement (the re-probe of issue 22 saw a KeyboardInterrupt traceback there under load,
+    # since main() had not set its handlers yet). The script is named ssdlab, as the installed one.
+    script = tmp_path / "ssdlab"
+    script.write_text(
+        "import builtins, os, sys\n"
+        "real = builtins.__build_class__\n"
+        "def hook(func, name, *a, **k):\n"
+        f"    if name == '_Terminated': os.kill(os.getpid(), {int(sig)})\n"
+        "    return real(func, name, *a, **k)\n"
+        "builtins.__build_class__ = hook\n"
+        "from ssdlab._entry import main\n"
+        "builtins.__build_class__ = real\n"
+        "sys.argv = ['ssdlab', 'drives']\n"
+        "sys.exit(main())\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == status, r.stderr
+    assert r.stderr == f"ssdlab: {word}\n" and r.stdout == ""
+
+
+def test_importing_the_entry_module_in_a_program_changes_no_handler() -> None:
+    code = ("import signal, sys\nbefore = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)\n"
+            "import ssdlab._entry\n"
+            "assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
 @pytest.mark.skipif(not SSDLAB.exists(), reason="the console script is not installed")
 def test_signals_at_start_up_never_print_a_traceback() -> None:
     """`ssdlab consistency --help` and `ssdlab drives`, sent SIGINT or SIGTERM 0.01 to 0.3 s after

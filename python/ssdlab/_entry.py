@@ -1,20 +1,46 @@
 """The ``ssdlab`` console script's entry point (``ssdlab._entry:main``).
 
 Ctrl-C and SIGTERM are handled from the first moments of a run. This module and
-``ssdlab/__init__.py`` import nothing but the C module ``_signal``, and `main` first sets handlers
-that only note a signal; then it imports the CLI (click, NumPy, the core, pydantic: about half a
+``ssdlab/__init__.py`` import nothing but the C module ``_signal``; run as the console script, this
+module sets handlers that only note a signal with its first statements, and `main` keeps noting;
+then it imports the CLI (click, NumPy, the core, pydantic: about half a
 second). A signal during those imports therefore interrupts nothing half-way (an exception raised
 inside the import machinery would be printed as "Exception ignored ..."): once they are done the
 run ends with one line and status 130 (SIGTERM: 143) before any command starts. From then on the
 CLI's own handling applies (``ssdlab.cli.main``), and once the command has finished, signals are
 ignored while the interpreter exits, so a late Ctrl-C cannot print a traceback either.
 
-What stays out of reach is Python's own start-up before this code runs (about 10 ms): a Ctrl-C
-then is the interpreter's to report.
+What stays out of reach is what runs before this code: Python's own start-up and the console
+script the installer generates (``import re``, then the import of this module), 20-50 ms on a
+loaded machine. A Ctrl-C then is the interpreter's to report, before anything is written.
 """
 
 import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
 import sys
+
+# Imported by the console script (its __main__ is the file bin/ssdlab), this module notes signals
+# from its first statement on, so one that lands while the rest of it runs (a class statement took
+# a KeyboardInterrupt traceback under load) or before the script calls `main` is reported by `main`
+# in one line. Imported by a program, it changes no handler until `main` is called.
+_EARLY: "List[int]" = []  # signals noted before main() took over
+_ORIGINAL: "Dict[int, Any]" = {}  # the handlers the early ones replaced
+
+
+def _note_early(signum: int, frame: "Any") -> None:
+    _EARLY.append(signum)
+
+
+def _as_console_script() -> bool:
+    path = getattr(sys.modules.get("__main__"), "__file__", None) or ""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] in ("ssdlab", "ssdlab-script.py")
+
+
+if _as_console_script():
+    try:
+        for _sig in (_signal.SIGINT, _signal.SIGTERM):
+            _ORIGINAL[_sig] = _signal.signal(_sig, _note_early)
+    except ValueError:  # not the main thread
+        pass
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads either)
 if TYPE_CHECKING:
@@ -65,9 +91,12 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     previous: "Dict[int, Any]" = {}
     try:
         for sig in _SIGNALS:
-            previous[sig] = _signal.signal(sig, note)
+            found = _signal.signal(sig, note)
+            previous[sig] = _ORIGINAL.pop(sig) if found is _note_early and sig in _ORIGINAL else found
     except ValueError:  # not the main thread: leave the signals alone
         pass
+    noted.extend(_EARLY)  # what the console script's import noted (after `note` took over: none lost)
+    del _EARLY[:]
     try:
         try:
             from ssdlab import cli
