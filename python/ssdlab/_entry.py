@@ -1,8 +1,8 @@
 """The ``ssdlab`` console script's entry point (``ssdlab._entry:main``).
 
 Ctrl-C and SIGTERM are handled from the first moments of a run. This module and
-``ssdlab/__init__.py`` import nothing but the C module ``_signal``; run as the console script, this
-module sets handlers that only note a signal with its first statements, and `main` keeps noting;
+``ssdlab/__init__.py`` import nothing but the C module ``_signal``; run as the console script, the
+package sets handlers that only note a signal with its first statements, and `main` keeps noting;
 then it imports the CLI (click, NumPy, the core, pydantic: about half a
 second). A signal during those imports therefore interrupts nothing half-way (an exception raised
 inside the import machinery would be printed as "Exception ignored ..."): once they are done the
@@ -18,29 +18,8 @@ loaded machine. A Ctrl-C then is the interpreter's to report, before anything is
 import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
 import sys
 
-# Imported by the console script (its __main__ is the file bin/ssdlab), this module notes signals
-# from its first statement on, so one that lands while the rest of it runs (a class statement took
-# a KeyboardInterrupt traceback under load) or before the script calls `main` is reported by `main`
-# in one line. Imported by a program, it changes no handler until `main` is called.
-_EARLY: "List[int]" = []  # signals noted before main() took over
-_ORIGINAL: "Dict[int, Any]" = {}  # the handlers the early ones replaced
-
-
-def _note_early(signum: int, frame: "Any") -> None:
-    _EARLY.append(signum)
-
-
-def _as_console_script() -> bool:
-    path = getattr(sys.modules.get("__main__"), "__file__", None) or ""
-    return path.replace("\\", "/").rsplit("/", 1)[-1] in ("ssdlab", "ssdlab-script.py")
-
-
-if _as_console_script():
-    try:
-        for _sig in (_signal.SIGINT, _signal.SIGTERM):
-            _ORIGINAL[_sig] = _signal.signal(_sig, _note_early)
-    except ValueError:  # not the main thread
-        pass
+from ssdlab import _early_handlers as _ORIGINAL  # noqa: E402 - set up by the package's first statements
+from ssdlab import _early_signals as _EARLY
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads either)
 if TYPE_CHECKING:
@@ -92,7 +71,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     try:
         for sig in _SIGNALS:
             found = _signal.signal(sig, note)
-            previous[sig] = _ORIGINAL.pop(sig) if found is _note_early and sig in _ORIGINAL else found
+            previous[sig] = _ORIGINAL.pop(sig) if sig in _ORIGINAL else found  # what was there before the noting one
     except ValueError:  # not the main thread: leave the signals alone
         pass
     noted.extend(_EARLY)  # what the console script's import noted (after `note` took over: none lost)
