@@ -1268,7 +1268,7 @@ def _(tmp: Path) -> Outcome:
     return expect_error(r, (not (tmp / "out").exists(), "out made"))
 
 
-@case("unb-scheduler-silent", "5", "error within 10 s + start-up", slow=True)
+@case("unb-scheduler-silent", "5", "error; 10 s handshake + start-up < 22 s", slow=True)
 def _(tmp: Path) -> Outcome:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -1297,7 +1297,10 @@ def _(tmp: Path) -> Outcome:
         for c in held:
             c.close()
         server.close()
-    return expect_error(r, (took < 17, f"took {took:.1f} s"), (not (tmp / "out").exists(), "out made"))
+    # the handshake's 10 s (docs/sweeps.md) plus the CLI's start-up and Dask's import, which take
+    # 3-7 s on a loaded two-core machine (the issue saw no end within 120 s)
+    return expect_error(r, (took < 22, f"took {took:.1f} s"), (not (tmp / "out").exists(), "out made"),
+                        contains=["within 10 s"])
 
 
 @case("unb-fio-loops-100000", "5", "error (bounded) within 30 s")
