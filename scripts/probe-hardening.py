@@ -977,6 +977,64 @@ def _dask_signal(sig: int, delays: Sequence[float]) -> Callable[[Path], Outcome]
     return run
 
 
+def _late_signal(sig: int) -> Callable[[Path], Outcome]:
+    """docs/safety.md "What a signal leaves behind": a signal at any moment of a run leaves nothing
+    or the complete result, never a half-written one; late ones (while the charts and the report are
+    written and the result moves in) included."""
+    files = {"iops.csv", "series.csv", "summary.json", "iops_log.png", "steady_log.png", "steady_linear.png",
+             "report.html"}
+
+    def run(tmp: Path) -> Outcome:
+        args = [*SSDLAB, "consistency", *SMALL, "--duration", "20", "--report", "-q"]
+        t = time.monotonic()
+        first = subprocess.run([*args, "--out", "timing"], cwd=tmp, capture_output=True, text=True, env=env(),
+                               timeout=300)
+        whole = time.monotonic() - t
+        if first.returncode != 0:
+            return Outcome(False, f"the timing run: {got(first)}")
+        shutil.rmtree(tmp / "timing")
+        bad, complete = [], 0
+        moments: List[Optional[float]] = [0.5, 0.8, 0.95, 1.0, 1.2, None]  # None: the moment --out appears
+        for share in moments:
+            out = tmp / f"o{int(share * 100) if share is not None else 'appears'}"
+            proc = subprocess.Popen([*args, "--out", str(out)], cwd=tmp, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env())
+            if share is None:  # the result has just moved in; the process is still finishing
+                deadline = time.monotonic() + 300
+                while not out.exists() and proc.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.002)
+                if proc.poll() is None:
+                    proc.send_signal(sig)
+            else:
+                try:
+                    proc.wait(timeout=share * whole)
+                except subprocess.TimeoutExpired:
+                    proc.send_signal(sig)
+            _, err = proc.communicate(timeout=300)
+            if "Traceback" in err:
+                bad.append(f"{share}: a traceback")
+            elif out.exists():
+                if not files <= set(os.listdir(out)):
+                    bad.append(f"{share}: an incomplete {out.name}: {sorted(os.listdir(out))}")
+                complete += 1
+                shutil.rmtree(out)
+            elif proc.returncode not in (130, 143):
+                bad.append(f"{share}: rc={proc.returncode} and no result")
+            if staging_left(tmp):
+                bad.append(f"{share}: a staging dir left")
+        if bad:
+            return Outcome(False, "; ".join(bad[:3]))
+        if complete == 0:
+            return Outcome(False, "no moment came late enough to leave a result (the appearing one must)")
+        return Outcome(True, f"{len(moments)} moments over {whole:.1f} s: {complete} complete, "
+                             f"{len(moments) - complete} nothing")
+    return run
+
+
+CASES.append(Case("sig-late-sigint-leaves-whole-or-nothing", "3", "nothing or the complete result",
+                  _late_signal(signal.SIGINT), slow=True))
+CASES.append(Case("sig-late-sigterm-leaves-whole-or-nothing", "3", "nothing or the complete result",
+                  _late_signal(signal.SIGTERM), slow=True))
 CASES.append(Case("tb-sigint-dask-startup", "3", "130 + one line, no sweep dir",
                   _dask_signal(signal.SIGINT, (0.6, 1.0, 1.5, 2.2, 3.0)), slow=True))
 CASES.append(Case("tb-sigterm-dask-startup", "3", "143 + one line, no sweep dir",
