@@ -4,8 +4,11 @@ rw=write:112k (16 KiB written of every 128 KiB), verify=crc32c. What it would ta
 than 29 x 124 GiB + 120 KiB + 16 KiB, 240 GiB written and read back by each clone (fio's io_size
 x loops), and a content store holding every written 4 KiB unit -- the clones' regions cover the
 whole drive and all write the same 16 KiB of each 128 KiB, so 1/8 of the drive's units. On a
-3720 GiB drive (the 30 x 124 GiB the file assumes) that is 121.9 million units; at the store's 146
-bytes a unit, 17.8 GB, next to the drive's 8.2 GB of mapping tables."""
+3720 GiB drive (the 30 x 124 GiB the file assumes) that is 121.9 million units: the store's hash
+map grows to 2^28 buckets of 73 bytes (18.3 GiB), 27.4 GiB while it doubles into them, next to the
+drive's 7.7 GiB of mapping tables. Measured in small: the same job with io_size=4g on a 1 TiB
+drive (31.7 million units, 2^26 buckets) peaked at 9.5 GB, as store_peak_bytes (7.35 GB) and the
+drive's tables (2.3 GB) say."""
 
 from __future__ import annotations
 
@@ -50,12 +53,18 @@ def test_the_store_it_needs(tmp_path):
     msg = str(e.value)
     assert "\n" not in msg and "job 'write-verify' and the 29 other verifying jobs" in msg
     assert "121.9 million 4 KiB units" in msg and "more than the 23 GB this process can allocate" in msg
+    assert fio_verify.store_peak_bytes(bound["units"], unit) == 2**28 * 73 * 3 // 2  # 27.38 GiB
+    assert "takes up to about 27.38 GiB while its table grows" in msg
     fio_verify.check_store_memory(p.jobs, user, tables, unit, 64 * 10**9)  # fits a 64 GB machine
+    with pytest.raises(SsdlabError):  # 27.4 + 7.7 GiB is more than 90 % of 36 GiB
+        fio_verify.check_store_memory(p.jobs, user, tables, unit, 36 * 2**30)
+    fio_verify.check_store_memory(p.jobs, user, tables, unit, 40 * 2**30)
 
 
 def test_a_store_that_fits_is_not_refused(tmp_path):
     """The same job in small (offset_increment=4g, io_size=1g) on a 128 GiB drive: 4.2 million
-    units at most (the regions wrap the whole drive), 0.6 GB: not refused."""
+    units at most (the regions wrap the whole drive), 876 MiB at the store's peak: not refused (it
+    ran in 1.3 GB)."""
     small = JOB.replace("offset_increment=124g", "offset_increment=4g").replace("io_size=120g", "io_size=1g")
     user = 128 * GIB
     p = plan_for(tmp_path, small, user)

@@ -336,15 +336,24 @@ def store_units_bound(jobs: List[Any], user_bytes: int) -> Optional[Dict[str, An
     return {"units": units, "union_bytes": union, "writers": len(writers), "first": writers[0]}
 
 
+def store_peak_bytes(units: int, unit_bytes: int) -> int:
+    """The most memory a checksum store holding `units` units takes on the way there: its hash map
+    keeps one bucket of ``unit_bytes / 2`` per slot (`ssdlab._core.store_unit_bytes` counts two,
+    for a typical load), at most 7/8 of a power of two of them full, and while it grows into the
+    next power of two the old half-size table is still there."""
+    buckets = 1 << max(math.ceil(units * 8 / 7) - 1, 0).bit_length()
+    return buckets * (unit_bytes // 2) * 3 // 2
+
+
 def check_store_memory(jobs: List[Any], user_bytes: int, table_bytes: int, unit_bytes: int,
                        available: Optional[int]) -> None:
     """Refuses, before anything runs, a job file whose verifying jobs' content store would not fit
-    in memory next to the drive's mapping tables (`store_units_bound`): the run would otherwise
-    stop partway with the store's budget error."""
+    in memory next to the drive's mapping tables (`store_units_bound`, `store_peak_bytes`): the
+    run would otherwise stop partway, or be killed, when the store grows past what is left."""
     bound = store_units_bound(jobs, user_bytes)
     if bound is None or available is None:
         return
-    store = bound["units"] * unit_bytes
+    store = store_peak_bytes(bound["units"], unit_bytes)
     if table_bytes + store <= available / 10 * 9:
         return
     from ssdlab.sizes import format_size
@@ -353,7 +362,7 @@ def check_store_memory(jobs: List[Any], user_bytes: int, table_bytes: int, unit_
     who = f"job '{p.name}'" + (f" and the {bound['writers'] - 1} other verifying jobs" if bound["writers"] > 1 else "")
     raise SsdlabError(
         f"{p.job.where}: {who} would leave up to {bound['units'] / 1e6:.1f} million 4 KiB units of verify content "
-        f"across {format_size(bound['union_bytes'])} of the drive; the content store for them takes about "
-        f"{format_size(store)} ({unit_bytes} bytes a unit) and the drive's mapping tables {format_size(table_bytes)}, "
+        f"across {format_size(bound['union_bytes'])} of the drive; the content store for them takes up to about "
+        f"{format_size(store)} while its table grows, and the drive's mapping tables {format_size(table_bytes)}: "
         f"more than the {format_size(available)} this process can allocate -- simulate a smaller drive "
         f"(--capacity), write less, or run on a machine with more memory")
