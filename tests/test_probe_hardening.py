@@ -2,7 +2,8 @@
 issue as its own case against the real CLI (a subprocess in a temporary directory). Running all of
 it takes a few minutes on two cores, so CI runs a representative subset: at least one case of every
 class of the issue, chosen among the fast ones, two at a time (about 25 s of CPU; 30-60 s of wall
-time on a two-core machine, depending on what else runs). The slow cases (signals at many moments, device runs through fio, Dask clusters, the silent scheduler) are kept closed by their own
+time on a two-core machine, depending on what else runs). The slow cases (signals at many
+moments, device runs through fio, Dask clusters, the silent scheduler) are kept closed by their own
 tests (tests/test_sweep_hardening.py, tests/test_fio_hardening2.py, tests/test_hardening_values.py,
 tests/test_signal_leaves.py; the start-up signals deterministically, at chosen statements, in
 test_hardening_values). The whole probe:
