@@ -46,7 +46,7 @@ def test_fio_writes_the_same(tmp_path, loops):
     path = tmp_path / "real.fio"
     path.write_text(job(loops, True, str(img)))
     out = subprocess.run(["fio", "--output-format=json", str(path)], capture_output=True, text=True, check=True,
-                         timeout=120).stdout
+                         timeout=120, cwd=tmp_path).stdout  # fio leaves its verify state file in its cwd
     (real,) = json.loads(out[out.index("{"):])["jobs"]
     sim = simulated(tmp_path, job(loops, True, "/dev/nvme0n1"))
     for d in ("write", "read"):
