@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
-use crate::units::{SECTORS_PER_UNIT, SECTOR_BYTES, UNIT_BYTES};
+use crate::units::{SimTime, SECTORS_PER_UNIT, SECTOR_BYTES, UNIT_BYTES};
 
 const SECTOR: usize = SECTOR_BYTES as usize;
 const PER_UNIT: usize = SECTORS_PER_UNIT as usize;
@@ -496,7 +496,56 @@ pub fn anonymous_token(seq: u64, s: u64) -> u64 {
     mix64(packed)
 }
 
+/// What a request given to [`Drive::submit_payload`] carries for the content store.
+#[derive(Clone, Copy, Debug)]
+pub enum Payload<'a> {
+    /// The host's bytes (a write: exactly the request's length).
+    Bytes(&'a [u8]),
+    /// Zeros (a write of zeros, or a TRIM: the range reads zero after it).
+    Zeros,
+    /// Nothing (a read), or content the store makes up (a write: anonymous tokens).
+    None,
+}
+
 impl Drive {
+    /// Serves a request whose content is known ([`Payload`]): the store (if the drive has one)
+    /// takes the bytes or zeros, then the request is timed exactly as [`Drive::submit_bytes`]
+    /// times it. A write of [`Payload::Zeros`] is timed as a write (the drive programs zeros).
+    pub fn submit_payload(
+        &mut self,
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        payload: Payload<'_>,
+        t: SimTime,
+    ) -> Result<(SimTime, crate::drive::Touched)> {
+        if offset % SECTOR_BYTES != 0 || length % SECTOR_BYTES != 0 {
+            return Err(Error::Workload(format!(
+                "a request is whole 512-byte sectors, got {length} bytes at offset {offset}"
+            )));
+        }
+        if let Payload::Bytes(b) = payload {
+            if b.len() as u64 != length {
+                return Err(Error::Workload(format!(
+                    "a write of {length} bytes carried {} bytes",
+                    b.len()
+                )));
+            }
+        }
+        if let Some(store) = self.store.as_deref_mut() {
+            let (first, count) = (offset / SECTOR_BYTES, length / SECTOR_BYTES);
+            match (kind, payload) {
+                (IoKind::Read, _) => {}
+                (IoKind::Write, Payload::Bytes(b)) => store.write(first, b)?,
+                (IoKind::Write, Payload::None) => store.write_anonymous(first, count)?,
+                (IoKind::Write | IoKind::Trim, Payload::Zeros) | (IoKind::Trim, _) => {
+                    store.zero(first, count)?;
+                }
+            }
+        }
+        self.submit_bytes_timed(kind, offset, length, 1.0, t)
+    }
+
     /// Gives the drive a content store of `mode` over its user space (replacing any), empty:
     /// every sector reads zero. Without one the drive keeps no content.
     pub fn enable_store(&mut self, mode: StoreMode) -> Result<()> {

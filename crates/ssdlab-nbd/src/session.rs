@@ -1,0 +1,325 @@
+//! One connection: the handshake, then the transmission phase on two threads. The reader parses
+//! requests (and reads a write's payload) and hands them to the simulator thread in the order
+//! they arrive; the writer sends the replies the simulator makes, as soon as they are made
+//! (virtual clock) or when the wall clock reaches their simulated completion (real clock), so
+//! many requests are in flight per connection and replies may leave out of order, each with its
+//! request's cookie.
+//!
+//! A protocol violation (a bad magic, a handshake that breaks a MUST) or a client that goes
+//! away, even mid-request, closes this connection only; the requests it sent before are still
+//! served, and the server and the other connections go on.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::handshake::{self, Export, Outcome};
+use crate::protocol::{self as p, Request};
+use crate::server::{Msg, Shared};
+use crate::sim::Reply;
+
+/// A byte stream a connection runs on (a Unix or TCP socket, or one end of a socket pair).
+pub trait Stream: Read + Write + Send + 'static {
+    /// Another handle to the same socket.
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>>;
+    /// Ends both directions (the reader then sees end of file).
+    fn shut(&self);
+}
+
+impl Stream for std::os::unix::net::UnixStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+    fn shut(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Stream for std::net::TcpStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+    fn shut(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// What the simulator thread sends a connection's writer.
+pub enum Out {
+    Reply(Reply),
+    /// Every reply of the connection was sent to the writer: close once they are out.
+    Close,
+}
+
+/// The read and write halves as one stream for the handshake.
+struct Joined<'a> {
+    r: &'a mut BufReader<Box<dyn Stream>>,
+    w: &'a mut BufWriter<Box<dyn Stream>>,
+}
+
+impl Read for Joined<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.r.read(buf)
+    }
+}
+
+impl Write for Joined<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Serves connection `id` on `stream` until it closes. Runs on the connection's own thread
+/// (the reader); starts the writer thread after the handshake.
+pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Shared>) {
+    let (Ok(w), Ok(ctl)) = (stream.clone_stream(), stream.clone_stream()) else {
+        return;
+    };
+    let mut reader = BufReader::with_capacity(256 * 1024, stream);
+    let mut writer = BufWriter::with_capacity(256 * 1024, w);
+    let outcome = handshake::negotiate(
+        &mut Joined {
+            r: &mut reader,
+            w: &mut writer,
+        },
+        export,
+    );
+    let structured = match outcome {
+        Ok(Outcome::Transmission { structured }) => structured,
+        Ok(Outcome::Aborted) => {
+            ctl.shut();
+            return;
+        }
+        Err(e) => {
+            if e.kind() == io::ErrorKind::InvalidData {
+                let _ = shared.tx.send(Msg::ProtocolError);
+            }
+            ctl.shut();
+            return;
+        }
+    };
+    let (out_tx, out_rx) = std::sync::mpsc::channel::<Out>();
+    if shared
+        .tx
+        .send(Msg::Open {
+            id,
+            out: out_tx,
+            structured,
+        })
+        .is_err()
+    {
+        ctl.shut();
+        return;
+    }
+    let real = shared.real_clock;
+    let lag = Arc::clone(shared);
+    let writer_thread = std::thread::Builder::new()
+        .name(format!("nbd-writer-{id}"))
+        .spawn(move || write_replies(writer, &out_rx, structured, real, &lag, &*ctl));
+    if let Err(e) = read_requests(id, &mut reader, &shared.tx) {
+        if e.kind() == io::ErrorKind::InvalidData {
+            let _ = shared.tx.send(Msg::ProtocolError);
+        }
+    }
+    let _ = shared.tx.send(Msg::Close { id });
+    if let Ok(t) = writer_thread {
+        let _ = t.join();
+    }
+}
+
+/// Reads requests until `NBD_CMD_DISC` (Ok), end of file or a violation (Err).
+fn read_requests<R: Read>(id: u64, r: &mut R, tx: &Sender<Msg>) -> io::Result<()> {
+    loop {
+        let mut h = [0u8; p::REQUEST_BYTES];
+        r.read_exact(&mut h)?;
+        let wall = Instant::now();
+        let req: Request = p::parse_request(&h).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "a request without its magic")
+        })?;
+        let payload = if req.command == p::CMD_WRITE {
+            if req.length <= p::MAX_PAYLOAD {
+                let mut buf = vec![0u8; req.length as usize];
+                r.read_exact(&mut buf)?;
+                Some(buf)
+            } else {
+                // Too long to take: read past it, so the connection stays in step; EOVERFLOW.
+                io::copy(&mut r.by_ref().take(u64::from(req.length)), &mut io::sink())?;
+                None
+            }
+        } else {
+            None
+        };
+        if tx
+            .send(Msg::Request {
+                id,
+                req,
+                payload,
+                wall,
+            })
+            .is_err()
+        {
+            return Ok(());
+        }
+        if req.command == p::CMD_DISC {
+            return Ok(());
+        }
+    }
+}
+
+/// Encodes one reply.
+fn encode<W: Write>(w: &mut W, r: &Reply, structured: bool) -> io::Result<()> {
+    match (structured, &r.data) {
+        (false, data) => {
+            w.write_all(&p::simple_reply(r.error, r.cookie))?;
+            if r.error == 0 {
+                if let Some(d) = data {
+                    w.write_all(d)?;
+                }
+            }
+        }
+        (true, _) if r.error != 0 => w.write_all(&p::error_chunk(r.cookie, r.error, &r.message))?,
+        (true, Some(d)) if !d.is_empty() => {
+            w.write_all(&p::data_chunk_header(r.cookie, r.offset, d.len() as u32))?;
+            w.write_all(d)?;
+        }
+        (true, _) => w.write_all(&p::none_chunk(r.cookie))?,
+    }
+    Ok(())
+}
+
+/// How long before a reply's due time the writer stops sleeping and spins.
+const SPIN: Duration = Duration::from_micros(50);
+/// A reply sent later than this after its due time counts as late (real clock).
+const LATE: Duration = Duration::from_micros(100);
+
+/// Sends the connection's replies; with the real clock each waits for its due time.
+fn write_replies(
+    mut w: BufWriter<Box<dyn Stream>>,
+    rx: &Receiver<Out>,
+    structured: bool,
+    real: bool,
+    shared: &Arc<Shared>,
+    ctl: &dyn Stream,
+) {
+    // Real clock: replies not yet due, by due time (then arrival order).
+    let mut held: BinaryHeap<Reverse<(Instant, u64, ReplyBox)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut closing = false;
+    let mut ok = true;
+    loop {
+        // Send what is due.
+        if real {
+            while let Some(Reverse((due, _, _))) = held.peek() {
+                let now = Instant::now();
+                if *due > now {
+                    break;
+                }
+                let Reverse((due, _, ReplyBox(r))) = held.pop().expect("peeked");
+                let late = now.saturating_duration_since(due);
+                if late > LATE {
+                    shared.late.fetch_add(1, Ordering::Relaxed);
+                    shared
+                        .late_ns
+                        .fetch_add(late.as_nanos() as u64, Ordering::Relaxed);
+                    shared
+                        .max_late_ns
+                        .fetch_max(late.as_nanos() as u64, Ordering::Relaxed);
+                }
+                ok = ok && encode(&mut w, &r, structured).is_ok();
+            }
+        }
+        if closing && held.is_empty() {
+            break;
+        }
+        // Wait for the next message or the next due time.
+        let msg = if let Some(Reverse((due, _, _))) = held.peek() {
+            let now = Instant::now();
+            let wait = due.saturating_duration_since(now);
+            if wait > SPIN {
+                ok = ok && w.flush().is_ok();
+                match rx.recv_timeout(wait.saturating_sub(SPIN)) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        closing = true;
+                        None
+                    }
+                }
+            } else {
+                // The last stretch: spin, taking messages as they come.
+                match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => {
+                        if *due > Instant::now() {
+                            ok = ok && w.flush().is_ok();
+                            std::hint::spin_loop();
+                        }
+                        None
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        closing = true;
+                        None
+                    }
+                }
+            }
+        } else {
+            let m = match rx.try_recv() {
+                Ok(m) => Ok(m),
+                Err(_) => {
+                    ok = ok && w.flush().is_ok();
+                    rx.recv()
+                }
+            };
+            match m {
+                Ok(m) => Some(m),
+                Err(_) => break,
+            }
+        };
+        match msg {
+            Some(Out::Reply(r)) => {
+                if real {
+                    let due = shared.wall_of(r.done);
+                    seq += 1;
+                    held.push(Reverse((due, seq, ReplyBox(r))));
+                } else {
+                    ok = ok && encode(&mut w, &r, structured).is_ok();
+                }
+            }
+            Some(Out::Close) => closing = true,
+            None => {}
+        }
+        if closing && held.is_empty() {
+            break;
+        }
+    }
+    let _ = w.flush();
+    let _ = ok;
+    ctl.shut();
+}
+
+/// A reply in the heap: ordered by the (due, seq) before it, never by itself.
+struct ReplyBox(Reply);
+
+impl PartialEq for ReplyBox {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for ReplyBox {}
+impl PartialOrd for ReplyBox {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ReplyBox {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
