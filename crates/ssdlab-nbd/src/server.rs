@@ -309,6 +309,8 @@ impl Server {
             m.insert("clock".into(), serde_json::json!(self.clock));
             m.insert("lag".into(), self.shared.lag());
             m.insert("store".into(), serde_json::json!(self.store));
+            let live = self.conns.lock().map_or(0, |c| c.len());
+            m.insert("connections_live".into(), serde_json::json!(live));
         }
     }
 
