@@ -10,6 +10,7 @@ when serving ends (SIGINT, SIGTERM, or ``--once`` after the last client disconne
 from __future__ import annotations
 
 import json
+import sys
 import os
 import signal
 import threading
@@ -382,7 +383,7 @@ def command(socket: Optional[str], listen: Optional[str], listen_any: bool, cloc
         before: Optional[Dict[str, Any]] = None
         seen_client = False
         next_tick = time.monotonic()
-        tty = not quiet and click.get_text_stream("stderr").isatty()
+        tty = not quiet and sys.stderr.isatty()
         while not stop.is_set():
             now_status = server.status()
             seen_client = seen_client or now_status["sessions"] > 0 or now_status["connections"] > 0
