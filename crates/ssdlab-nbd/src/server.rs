@@ -71,17 +71,23 @@ pub enum Msg {
         out: Sender<Out>,
         structured: bool,
     },
-    Request {
+    /// Requests of connection `id` read one after the other (those already buffered together).
+    Requests {
         id: u64,
-        req: Request,
-        payload: Option<Vec<u8>>,
-        wall: Instant,
+        batch: Vec<Incoming>,
     },
     Close {
         id: u64,
     },
     Status(Sender<Value>),
     Stop,
+}
+
+/// One request as read: its header, a write's payload, when its header was read.
+pub struct Incoming {
+    pub req: Request,
+    pub payload: Option<Vec<u8>>,
+    pub wall: Instant,
 }
 
 /// What every thread of a server shares.
@@ -432,19 +438,18 @@ fn simulate(mut sim: Sim, rx: &Receiver<Msg>) -> (Value, Series, Drive) {
                 sim.open(id);
                 outs.insert(id, (out, structured));
             }
-            Msg::Request {
-                id,
-                req,
-                payload,
-                wall,
-            } => {
+            Msg::Requests { id, batch } => {
                 let Some((out, structured)) = outs.get(&id) else {
                     continue;
                 };
-                if let Some(reply) =
-                    sim.request(id, &req, payload.as_deref(), *structured, Some(wall))
-                {
-                    let _ = out.send(Out::Reply(reply));
+                let replies: Vec<_> = batch
+                    .iter()
+                    .filter_map(|r| {
+                        sim.request(id, &r.req, r.payload.as_deref(), *structured, Some(r.wall))
+                    })
+                    .collect();
+                if !replies.is_empty() {
+                    let _ = out.send(Out::Replies(replies));
                 }
             }
             Msg::Close { id } => {

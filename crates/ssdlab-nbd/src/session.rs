@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::handshake::{self, Export, Outcome};
 use crate::protocol::{self as p, Request};
-use crate::server::{Msg, Shared};
+use crate::server::{Incoming, Msg, Shared};
 use crate::sim::Reply;
 
 /// A byte stream a connection runs on (a Unix or TCP socket, or one end of a socket pair).
@@ -50,7 +50,8 @@ impl Stream for std::net::TcpStream {
 
 /// What the simulator thread sends a connection's writer.
 pub enum Out {
-    Reply(Reply),
+    /// Replies, in the order the simulator made them.
+    Replies(Vec<Reply>),
     /// Every reply of the connection was sent to the writer: close once they are out.
     Close,
 }
@@ -134,41 +135,88 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
     }
 }
 
-/// Reads requests until `NBD_CMD_DISC` (Ok), end of file or a violation (Err).
-fn read_requests<R: Read>(id: u64, r: &mut R, tx: &Sender<Msg>) -> io::Result<()> {
-    loop {
-        let mut h = [0u8; p::REQUEST_BYTES];
-        r.read_exact(&mut h)?;
-        let wall = Instant::now();
-        let req: Request = p::parse_request(&h).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "a request without its magic")
-        })?;
-        let payload = if req.command == p::CMD_WRITE {
-            if req.length <= p::MAX_PAYLOAD {
-                let mut buf = vec![0u8; req.length as usize];
-                r.read_exact(&mut buf)?;
-                Some(buf)
-            } else {
-                // Too long to take: read past it, so the connection stays in step; EOVERFLOW.
-                io::copy(&mut r.by_ref().take(u64::from(req.length)), &mut io::sink())?;
-                None
+/// The most requests handed to the simulator at once.
+const BATCH: usize = 64;
+
+/// Whether `buf` starts with a whole request (its header, and a write's payload): one that can
+/// be read without waiting.
+fn whole_request_buffered(buf: &[u8]) -> bool {
+    let Some(h) = buf.get(..p::REQUEST_BYTES) else {
+        return false;
+    };
+    let h: &[u8; p::REQUEST_BYTES] = h.try_into().expect("a header's bytes");
+    match p::parse_request(h) {
+        Some(r) if r.command == p::CMD_WRITE => {
+            r.length <= p::MAX_PAYLOAD && buf.len() >= p::REQUEST_BYTES + r.length as usize
+        }
+        _ => true,
+    }
+}
+
+/// Reads one request (waiting for it).
+fn read_one<R: Read>(r: &mut R) -> io::Result<Incoming> {
+    let mut h = [0u8; p::REQUEST_BYTES];
+    r.read_exact(&mut h)?;
+    let wall = Instant::now();
+    let req: Request = p::parse_request(&h)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a request without its magic"))?;
+    let payload = if req.command == p::CMD_WRITE {
+        if req.length <= p::MAX_PAYLOAD {
+            let mut buf = Vec::with_capacity(req.length as usize);
+            r.by_ref()
+                .take(u64::from(req.length))
+                .read_to_end(&mut buf)?;
+            if buf.len() != req.length as usize {
+                return Err(io::ErrorKind::UnexpectedEof.into());
             }
+            Some(buf)
         } else {
+            // Too long to take: read past it, so the connection stays in step; EOVERFLOW.
+            let skipped = io::copy(&mut r.by_ref().take(u64::from(req.length)), &mut io::sink())?;
+            if skipped != u64::from(req.length) {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
             None
-        };
-        if tx
-            .send(Msg::Request {
-                id,
-                req,
-                payload,
-                wall,
-            })
-            .is_err()
-        {
+        }
+    } else {
+        None
+    };
+    Ok(Incoming { req, payload, wall })
+}
+
+/// Reads requests until `NBD_CMD_DISC` (Ok), end of file or a violation (Err), handing them to
+/// the simulator: each with the requests already buffered behind it, up to [`BATCH`].
+fn read_requests(id: u64, r: &mut BufReader<Box<dyn Stream>>, tx: &Sender<Msg>) -> io::Result<()> {
+    loop {
+        let mut batch = Vec::new();
+        let mut outcome = Ok(false);
+        loop {
+            match read_one(r) {
+                Ok(inc) => {
+                    let disc = inc.req.command == p::CMD_DISC;
+                    batch.push(inc);
+                    if disc {
+                        outcome = Ok(true);
+                        break;
+                    }
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+            if batch.len() >= BATCH || !whole_request_buffered(r.buffer()) {
+                break;
+            }
+        }
+        // What was read before an error or a hang-up is still served.
+        if !batch.is_empty() && tx.send(Msg::Requests { id, batch }).is_err() {
             return Ok(());
         }
-        if req.command == p::CMD_DISC {
-            return Ok(());
+        match outcome {
+            Ok(false) => {}
+            Ok(true) => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
 }
@@ -283,13 +331,15 @@ fn write_replies(
             }
         };
         match msg {
-            Some(Out::Reply(r)) => {
-                if real {
-                    let due = shared.wall_of(r.done);
-                    seq += 1;
-                    held.push(Reverse((due, seq, ReplyBox(r))));
-                } else {
-                    ok = ok && encode(&mut w, &r, structured).is_ok();
+            Some(Out::Replies(replies)) => {
+                for r in replies {
+                    if real {
+                        let due = shared.wall_of(r.done);
+                        seq += 1;
+                        held.push(Reverse((due, seq, ReplyBox(r))));
+                    } else {
+                        ok = ok && encode(&mut w, &r, structured).is_ok();
+                    }
                 }
             }
             Some(Out::Close) => closing = true,

@@ -202,6 +202,8 @@ def _result(server: Server, out: Dict[str, Any], series: Dict[str, Any], wall_s:
         "free_blocks": status.get("free_blocks"),
         "slc_cache": status.get("slc_cache"),
         "lag": status.get("lag"),
+        "store_units_held": status.get("store_units_held"),
+        "store_memory_bytes": status.get("store_memory_bytes"),
         "duration_s": (phase["end_ns"] - phase["start_ns"]) / 1e9,
         "wall_seconds": wall_s,
         "latency_us": {k: _latency_us(phase["latency"][i]) for i, k in enumerate(_DIRS)},
