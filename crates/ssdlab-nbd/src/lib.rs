@@ -22,6 +22,7 @@
 //! - [`sim`]: the simulator (time rules, data, counters), callable without threads;
 //! - [`server`]: listeners and threads.
 
+pub mod file_store;
 pub mod handshake;
 pub mod protocol;
 pub mod server;

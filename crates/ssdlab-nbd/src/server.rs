@@ -41,6 +41,8 @@ pub struct ServerConfig {
     pub listen_any: bool,
     pub clock: Clock,
     pub store: StoreKind,
+    /// With `StoreKind::File`: the backing file to create.
+    pub store_path: Option<PathBuf>,
     /// The virtual clock's slots per connection (`sim` module doc); 1 by default.
     pub depth: u32,
     /// The export's name (the empty name is accepted too).
@@ -55,6 +57,7 @@ impl Default for ServerConfig {
             listen_any: false,
             clock: Clock::Virtual,
             store: StoreKind::Memory,
+            store_path: None,
             depth: 1,
             export_name: "ssdlab".into(),
             description: "a simulated ssdlab drive".into(),
@@ -232,7 +235,16 @@ impl Server {
                 }
             }
         }
-        let sim = match Sim::new(drive, config.clock, config.store, config.depth) {
+        let made = Sim::new(drive, config.clock, config.store, config.depth).and_then(|mut sim| {
+            if config.store == StoreKind::File {
+                let path = config.store_path.as_deref().ok_or_else(|| {
+                    Error::Workload("a file store needs the backing file's path".into())
+                })?;
+                sim.set_file(crate::file_store::FileStore::create(path, sim.size())?);
+            }
+            Ok(sim)
+        });
+        let sim = match made {
             Ok(s) => s,
             Err(e) => {
                 for s in &sockets {

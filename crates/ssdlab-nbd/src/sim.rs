@@ -44,6 +44,8 @@ pub enum StoreKind {
     Memory,
     /// Nowhere: timing only, reads return zeros.
     None,
+    /// In a sparse backing file ([`crate::file_store::FileStore`], given with [`Sim::set_file`]).
+    File,
 }
 
 /// The answer to one request.
@@ -123,6 +125,7 @@ pub struct Sim {
     stats: ServeStats,
     commands: [u64; p::COMMAND_NAMES.len()],
     broken: Option<String>,
+    file: Option<crate::file_store::FileStore>,
 }
 
 impl Sim {
@@ -168,7 +171,14 @@ impl Sim {
             stats: ServeStats::default(),
             commands: [0; p::COMMAND_NAMES.len()],
             broken: None,
+            file: None,
         })
+    }
+
+    /// Keeps the export's bytes in `file` (`StoreKind::File`).
+    pub fn set_file(&mut self, file: crate::file_store::FileStore) {
+        self.store = StoreKind::File;
+        self.file = Some(file);
     }
 
     /// The export's size in bytes.
@@ -360,7 +370,9 @@ impl Sim {
                     self.drive
                         .submit_payload(IoKind::Read, r.offset, len, Payload::None, t)?;
                 let mut buf = vec![0u8; len as usize];
-                if let Some(store) = self.drive.store() {
+                if let Some(file) = &self.file {
+                    file.read(r.offset, &mut buf)?;
+                } else if let Some(store) = self.drive.store() {
                     store.read(r.offset / 512, &mut buf)?;
                 }
                 (Some(IoKind::Read), ack, Some(buf))
@@ -377,6 +389,17 @@ impl Sim {
                         (IoKind::Write, Payload::Zeros)
                     }
                     _ => (IoKind::Trim, Payload::Zeros),
+                };
+                let content = match (&mut self.file, content) {
+                    (None, c) => c,
+                    (Some(file), Payload::Bytes(b)) => {
+                        file.write(r.offset, b)?;
+                        Payload::None
+                    }
+                    (Some(file), c) => {
+                        file.zero(r.offset, len)?;
+                        c
+                    }
                 };
                 let before = self.drive.tally();
                 let (mut ack, _) = self.drive.submit_payload(kind, r.offset, len, content, t)?;
@@ -441,6 +464,8 @@ impl Sim {
             "store": self.store,
             "store_units_held": self.drive.store().map(ssdlab::store::Store::units_held),
             "store_memory_bytes": self.drive.store().map(ssdlab::store::Store::memory_bytes),
+            "store_file": self.file.as_ref().map(|f| f.path().display().to_string()),
+            "store_file_bytes": self.file.as_ref().map(crate::file_store::FileStore::allocated_bytes),
             "last_second": {
                 "index": last,
                 "read_iops": at(&self.series.ios[0]),

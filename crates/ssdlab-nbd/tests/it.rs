@@ -445,7 +445,13 @@ proptest! {
             let len = 65536.min(user - off);
             t = drive.submit_bytes(ssdlab::IoKind::Write, off, len, 1.0, t).unwrap().0;
         }
-        let mut sim = Sim::new(drive, Clock::Virtual, StoreKind::Memory, 4).unwrap();
+        let mut sim = Sim::new(drive.clone(), Clock::Virtual, StoreKind::Memory, 4).unwrap();
+        // The same requests on a sparse backing file (--store PATH) give the same replies.
+        let backing = tmp_socket("proptest-file").with_file_name("backing");
+        let _ = std::fs::remove_file(&backing);
+        let mut on_file = Sim::new(drive, Clock::Virtual, StoreKind::None, 4).unwrap();
+        on_file.set_file(ssdlab_nbd::file_store::FileStore::create(&backing, on_file.size()).unwrap());
+        on_file.open(1);
         let sectors = sim.size() / 512;
         let mut model = vec![0u8; sim.size() as usize];
         sim.open(1);
@@ -465,6 +471,8 @@ proptest! {
             let req = Request { flags, command: cmd, cookie, offset: sector * 512, length: (n * 512) as u32 };
             let reply = sim.request(1, &req, payload.as_deref(), false, None).unwrap();
             prop_assert_eq!(reply.error, 0, "{}", reply.message);
+            let filed = on_file.request(1, &req, payload.as_deref(), false, None).unwrap();
+            prop_assert_eq!(&filed, &reply, "the file store differs");
             let range = (sector * 512) as usize..((sector + n) * 512) as usize;
             match cmd {
                 p::CMD_WRITE => model[range].copy_from_slice(payload.as_deref().unwrap()),
@@ -481,6 +489,7 @@ proptest! {
             let range = (s * 512) as usize..((s + n) * 512) as usize;
             prop_assert!(reply.data.as_deref() == Some(&model[range]), "sector {} onwards differs", s);
         }
+        std::fs::remove_file(&backing).unwrap();
         prop_assert!(sim.drive().check_store().is_ok());
         prop_assert!(sim.drive().ftl().check_invariants().is_ok());
         let (v, _, _) = sim.finish();

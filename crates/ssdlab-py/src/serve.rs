@@ -23,6 +23,8 @@ struct Options {
     listen_any: bool,
     clock: Clock,
     store: StoreKind,
+    #[serde(default)]
+    store_path: Option<PathBuf>,
     #[serde(default = "one")]
     depth: u32,
 }
@@ -45,7 +47,8 @@ fn stopped() -> PyErr {
 #[pymethods]
 impl PyServer {
     /// Builds the drive (`config_json`, `seed`), runs `steps_json` on it (its preconditioning),
-    /// then listens (`options_json`: `socket`, `listen`, `listen_any`, `clock`, `store`, `depth`).
+    /// then listens (`options_json`: `socket`, `listen`, `listen_any`, `clock`, `store`, `store_path`,
+    /// `depth`).
     #[new]
     fn new(
         py: Python<'_>,
@@ -71,6 +74,7 @@ impl PyServer {
             listen_any: options.listen_any,
             clock: options.clock,
             store: options.store,
+            store_path: options.store_path,
             depth: options.depth,
             ..ServerConfig::default()
         };

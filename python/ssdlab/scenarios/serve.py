@@ -65,9 +65,10 @@ OPTIONS = (
         "it completed; N: when the request N before it completed, as a client at queue depth N).",
         type=cv.Checked("N", _depth, base=int), default=1, show_default=True, metavar="N", kind="whole",
         axis=None, range="1 … 65536"),
-    Opt("store", "Where written data is kept: memory (sparse), none (timing only: reads return zeros), or a "
-        "PATH for a sparse backing file (not implemented yet: refused).", metavar="memory|none|PATH",
-        default="memory", show_default=True, kind="text", axis=None, range="memory / none"),
+    Opt("store", "Where written data is kept: memory (sparse), none (timing only: reads return zeros), or "
+        "PATH, a sparse backing file the server creates (for drives larger than memory; kept afterwards; an "
+        "existing file holding data is refused).", metavar="memory|none|PATH", default="memory",
+        show_default=True, kind="text", axis=None, range="memory / none / a new file"),
     Opt("status", "Rewrite this JSON file every second with the server's status (atomically).", metavar="FILE",
         kind="text", axis=None),
     Opt("precondition", "Drive state before serving: fresh, filled sequentially once, or filled plus random "
@@ -85,10 +86,23 @@ _SHARED = tuple(o for o in SIM if o.key != "report")
 
 
 def _store(store: str) -> str:
+    """``memory``, ``none``, or the absolute path of a backing file to create (checked here, before
+    any preconditioning: a directory, a device or a file holding data is refused, never overwritten)."""
     if store in ("memory", "none"):
         return store
-    raise SsdlabError(f"--store {store}: a backing file is not implemented yet; use --store memory (sparse, in "
-                      f"memory) or --store none (timing only)")
+    from ssdlab.inputs import check_path_text
+
+    path = Path(check_path_text(store, "--store")).expanduser().absolute()
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise SsdlabError(f"--store {store}: exists and is not a regular file; give a new path for the backing "
+                              f"file")
+        if path.stat().st_size != 0:
+            raise SsdlabError(f"--store {store}: the file exists and holds data, which ssdlab serve does not "
+                              f"overwrite; give a new path")
+    if not path.parent.is_dir():
+        raise SsdlabError(f"--store {store}: no such directory {str(path.parent)!r}")
+    return str(path)
 
 
 class Server:
@@ -113,8 +127,10 @@ class Server:
         self.virtual_qd = _depth(virtual_qd, "virtual_qd")
         user = int(config.describe()["user_capacity_bytes"])
         steps = precondition_steps(precondition, user)
+        kind = self.store if self.store in ("memory", "none") else "file"
         options = {"socket": None if socket is None else os.fspath(socket), "listen": listen,
-                   "listen_any": bool(listen_any), "clock": clock, "store": self.store, "depth": self.virtual_qd}
+                   "listen_any": bool(listen_any), "clock": clock, "store": kind,
+                   "store_path": self.store if kind == "file" else None, "depth": self.virtual_qd}
         self._wall = time.perf_counter()
         self._core = _core.Server(config.to_json(), self.seed, json.dumps(steps), json.dumps(options))
         self.addresses: List[str] = list(self._core.addresses)
@@ -204,6 +220,7 @@ def _result(server: Server, out: Dict[str, Any], series: Dict[str, Any], wall_s:
         "lag": status.get("lag"),
         "store_units_held": status.get("store_units_held"),
         "store_memory_bytes": status.get("store_memory_bytes"),
+        "store_file_bytes": status.get("store_file_bytes"),
         "duration_s": (phase["end_ns"] - phase["start_ns"]) / 1e9,
         "wall_seconds": wall_s,
         "latency_us": {k: _latency_us(phase["latency"][i]) for i, k in enumerate(_DIRS)},
