@@ -91,6 +91,8 @@ pub struct Incoming {
     pub req: Request,
     pub payload: Option<Vec<u8>>,
     pub wall: Instant,
+    /// What its reply counts against the connection's replies in flight (`session::MAX_PENDING`).
+    pub charge: u64,
 }
 
 /// What every thread of a server shares.
@@ -457,7 +459,15 @@ fn simulate(mut sim: Sim, rx: &Receiver<Msg>) -> (Value, Series, Drive) {
                 let replies: Vec<_> = batch
                     .iter()
                     .filter_map(|r| {
-                        sim.request(id, &r.req, r.payload.as_deref(), *structured, Some(r.wall))
+                        let mut reply = sim.request(
+                            id,
+                            &r.req,
+                            r.payload.as_deref(),
+                            *structured,
+                            Some(r.wall),
+                        )?;
+                        reply.charge = r.charge;
+                        Some(reply)
                     })
                     .collect();
                 if !replies.is_empty() {

@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -121,10 +121,15 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
     }
     let real = shared.real_clock;
     let lag = Arc::clone(shared);
+    let flow = Arc::new(Flow::default());
+    let writer_flow = Arc::clone(&flow);
     let writer_thread = std::thread::Builder::new()
         .name(format!("nbd-writer-{id}"))
-        .spawn(move || write_replies(writer, &out_rx, structured, real, &lag, &*ctl));
-    if let Err(e) = read_requests(id, &mut reader, &shared.tx) {
+        .spawn(move || {
+            write_replies(writer, &out_rx, structured, real, &lag, &*ctl, &writer_flow);
+            writer_flow.writer_done.store(true, Ordering::SeqCst);
+        });
+    if let Err(e) = read_requests(id, &mut reader, &shared.tx, &flow) {
         if e.kind() == io::ErrorKind::InvalidData {
             let _ = shared.tx.send(Msg::ProtocolError);
         }
@@ -133,6 +138,17 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
     if let Ok(t) = writer_thread {
         let _ = t.join();
     }
+}
+
+/// The most reply bytes (read data, plus 64 a reply) a connection may have in flight: a client
+/// that sends reads and does not take their replies is read no further until it does.
+pub const MAX_PENDING: u64 = 256 << 20;
+
+/// A connection's replies in flight, between its reader and its writer.
+#[derive(Default)]
+struct Flow {
+    pending: AtomicU64,
+    writer_done: AtomicBool,
 }
 
 /// The most requests handed to the simulator at once.
@@ -181,18 +197,41 @@ fn read_one<R: Read>(r: &mut R) -> io::Result<Incoming> {
     } else {
         None
     };
-    Ok(Incoming { req, payload, wall })
+    Ok(Incoming {
+        req,
+        payload,
+        wall,
+        charge: 0,
+    })
 }
 
 /// Reads requests until `NBD_CMD_DISC` (Ok), end of file or a violation (Err), handing them to
 /// the simulator: each with the requests already buffered behind it, up to [`BATCH`].
-fn read_requests(id: u64, r: &mut BufReader<Box<dyn Stream>>, tx: &Sender<Msg>) -> io::Result<()> {
+fn read_requests(
+    id: u64,
+    r: &mut BufReader<Box<dyn Stream>>,
+    tx: &Sender<Msg>,
+    flow: &Flow,
+) -> io::Result<()> {
     loop {
+        while flow.pending.load(Ordering::SeqCst) > MAX_PENDING {
+            if flow.writer_done.load(Ordering::SeqCst) {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
         let mut batch = Vec::new();
         let mut outcome = Ok(false);
         loop {
             match read_one(r) {
-                Ok(inc) => {
+                Ok(mut inc) => {
+                    inc.charge = 64
+                        + if inc.req.command == p::CMD_READ && inc.req.length <= p::MAX_PAYLOAD {
+                            u64::from(inc.req.length)
+                        } else {
+                            0
+                        };
+                    flow.pending.fetch_add(inc.charge, Ordering::SeqCst);
                     let disc = inc.req.command == p::CMD_DISC;
                     batch.push(inc);
                     if disc {
@@ -205,7 +244,10 @@ fn read_requests(id: u64, r: &mut BufReader<Box<dyn Stream>>, tx: &Sender<Msg>) 
                     break;
                 }
             }
-            if batch.len() >= BATCH || !whole_request_buffered(r.buffer()) {
+            if batch.len() >= BATCH
+                || !whole_request_buffered(r.buffer())
+                || flow.pending.load(Ordering::SeqCst) > MAX_PENDING
+            {
                 break;
             }
         }
@@ -255,6 +297,7 @@ fn write_replies(
     real: bool,
     shared: &Arc<Shared>,
     ctl: &dyn Stream,
+    flow: &Flow,
 ) {
     // Real clock: replies not yet due, by due time (then arrival order).
     let mut held: BinaryHeap<Reverse<(Instant, u64, ReplyBox)>> = BinaryHeap::new();
@@ -281,6 +324,7 @@ fn write_replies(
                         .fetch_max(late.as_nanos() as u64, Ordering::Relaxed);
                 }
                 ok = ok && encode(&mut w, &r, structured).is_ok();
+                flow.pending.fetch_sub(r.charge, Ordering::SeqCst);
             }
         }
         if closing && held.is_empty() {
@@ -339,6 +383,7 @@ fn write_replies(
                         held.push(Reverse((due, seq, ReplyBox(r))));
                     } else {
                         ok = ok && encode(&mut w, &r, structured).is_ok();
+                        flow.pending.fetch_sub(r.charge, Ordering::SeqCst);
                     }
                 }
             }

@@ -63,6 +63,9 @@ pub struct Reply {
     /// Its simulated arrival and completion.
     pub arrival: SimTime,
     pub done: SimTime,
+    /// Bytes the connection counts against its limit of replies in flight until this one is
+    /// sent (set by the server; 0 here).
+    pub charge: u64,
 }
 
 /// What the server counted beyond the phase's figures.
@@ -292,6 +295,7 @@ impl Sim {
             offset: r.offset,
             arrival: t,
             done: t,
+            charge: 0,
         };
         let refuse = |reply: &mut Reply, stats: &mut ServeStats, e: u32, msg: String| {
             *stats.errors.entry(errno_name(e)).or_default() += 1;

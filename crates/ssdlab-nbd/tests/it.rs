@@ -496,3 +496,44 @@ proptest! {
         prop_assert!(v["phase"]["counters"]["gc_write_units"].as_u64().unwrap() > 0, "GC ran");
     }
 }
+
+/// A client that sends large reads and takes no replies is read no further once 256 MiB of
+/// replies wait for it; when it reads them, the rest is served; other connections go on.
+#[test]
+fn a_client_that_takes_no_replies_is_held_back() {
+    let (server, sock) = start(
+        "backpressure",
+        &DriveConfig::default().with_user_capacity(1 << 30).unwrap(),
+        1,
+        Clock::Virtual,
+    );
+    let (mut s, _) = connect(&sock, false);
+    let n = 24u64;
+    let len = 32u32 << 20;
+    let mut sender = s.try_clone().unwrap();
+    let t = std::thread::spawn(move || {
+        for i in 0..n {
+            sender
+                .write_all(&request(p::CMD_READ, 0, i, (i % 30) * u64::from(len), len))
+                .unwrap();
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let served = server.status()["requests"]["read"].as_u64().unwrap_or(0);
+    assert!(
+        served <= 12,
+        "{served} reads taken while their replies waited"
+    );
+    let (mut other, _) = connect(&sock, false);
+    other
+        .write_all(&request(p::CMD_READ, 0, 1, 0, 4096))
+        .unwrap();
+    assert_eq!(read_simple(&mut other, Some(4096)).0, 0);
+    for _ in 0..n {
+        let (e, _, d) = read_simple(&mut s, Some(len as usize));
+        assert_eq!((e, d.len()), (0, len as usize));
+    }
+    t.join().unwrap();
+    let (v, _, _) = server.stop().unwrap();
+    assert_eq!(v["stats"]["requests"]["read"], n + 1);
+}
