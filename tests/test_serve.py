@@ -282,3 +282,20 @@ def test_the_python_api_serves_while_python_runs(tmp_path: Path) -> None:
     assert polls > 0 and len(ticks) >= 0.3 * elapsed / 0.002, (len(ticks), elapsed)
     assert result.summary["host_write_bytes"] == 64 * 2**20 and result.summary["host_read_bytes"] == 64 * 2**20
     assert result.series["write_iops"].sum() == result.summary["writes"] > 0
+
+
+def test_the_real_clock_holds_each_reply_until_its_simulated_completion(served) -> None:
+    s = served("--clock", "real", "--precondition", "fill")
+    c = Client(s.socket)
+    assert c.request(CMD_WRITE, 0, 1 << 20, os.urandom(1 << 20))[0] == 0
+    start = time.perf_counter()
+    for i in range(40):
+        assert c.request(CMD_READ, (i * 37 % 256) * 4096, 4096)[0] == 0
+    wall_us = (time.perf_counter() - start) / 40 * 1e6
+    c.close()
+    assert s.stop() == 0, s.stderr()
+    summary = s.summary()
+    sim_us = summary["latency_us"]["read"]["mean"]
+    assert summary["clock"] == "real" and sim_us > 20, summary["latency_us"]
+    assert wall_us >= 0.95 * sim_us, (wall_us, sim_us)
+    assert set(summary["lag"]) == {"late_replies", "late_total_s", "max_late_us"}
