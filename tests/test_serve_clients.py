@@ -50,6 +50,10 @@ def test_libnbd_tools(tmp_path: Path) -> None:
         src = tmp_path / "src.raw"
         src.write_bytes(os.urandom(8 << 20))
         run("nbdcopy", str(src), s.uri)
+        # BLOCK_STATUS (base:allocation): the 8 MiB copied are data, the rest a hole of zeros.
+        extents = run("nbdinfo", "--map", s.uri).stdout.split("\n")
+        assert extents[0].split() == ["0", str(8 << 20), "0", "data"], extents
+        assert extents[1].split()[:3] == [str(8 << 20), str((1 << 30) - (8 << 20)), "3"], extents
         back = tmp_path / "back.raw"
         run("nbdcopy", "--", s.uri, str(back))
         assert back.read_bytes()[: 8 << 20] == src.read_bytes()

@@ -35,8 +35,9 @@ impl Export {
 /// How a handshake ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// The transmission phase begins; `structured`: the client negotiated structured replies.
-    Transmission { structured: bool },
+    /// The transmission phase begins; `structured`: the client negotiated structured replies;
+    /// `meta`: it selected `base:allocation` (so may send `NBD_CMD_BLOCK_STATUS`).
+    Transmission { structured: bool, meta: bool },
     /// The client aborted (`NBD_OPT_ABORT`).
     Aborted,
 }
@@ -61,6 +62,7 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
     }
     let no_zeroes = client & p::FLAG_C_NO_ZEROES != 0;
     let mut structured = false;
+    let mut meta = false;
     for _ in 0..MAX_OPTIONS {
         let mut h = [0u8; 16];
         s.read_exact(&mut h)?;
@@ -79,7 +81,7 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
                 }
                 s.write_all(&p::export_name_reply(export.size, export.flags, no_zeroes))?;
                 s.flush()?;
-                return Ok(Outcome::Transmission { structured });
+                return Ok(Outcome::Transmission { structured, meta });
             }
             p::OPT_ABORT => {
                 // The client may already have gone: a failed reply changes nothing.
@@ -127,7 +129,7 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
                     reply(s, p::REP_ACK, &[])?;
                     if option == p::OPT_GO {
                         s.flush()?;
-                        return Ok(Outcome::Transmission { structured });
+                        return Ok(Outcome::Transmission { structured, meta });
                     }
                 }
             },
@@ -144,11 +146,39 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
                 }
             }
             p::OPT_LIST_META_CONTEXT | p::OPT_SET_META_CONTEXT => {
-                if structured {
-                    // No metadata context is offered (no NBD_CMD_BLOCK_STATUS): an empty list.
-                    reply(s, p::REP_ACK, &[])?;
-                } else {
-                    reply(s, p::REP_ERR_INVALID, b"negotiate structured replies first")?;
+                let set = option == p::OPT_SET_META_CONTEXT;
+                if set {
+                    meta = false; // a SET replaces the selection, even when it fails
+                }
+                match p::parse_meta_request(&data) {
+                    _ if !structured => {
+                        reply(s, p::REP_ERR_INVALID, b"negotiate structured replies first")?;
+                    }
+                    None => reply(s, p::REP_ERR_INVALID, b"malformed metadata context request")?,
+                    Some((name, _)) if !export.knows(&name) => {
+                        reply(
+                            s,
+                            p::REP_ERR_UNKNOWN,
+                            b"no such export; this server has one",
+                        )?;
+                    }
+                    Some((_, queries)) => {
+                        // The one context: base:allocation (a LIST with no query, or "base:",
+                        // lists it; a SET selects it when asked for by name).
+                        let wanted = queries.iter().any(|q| q == p::META_ALLOCATION.as_bytes())
+                            || (!set
+                                && (queries.is_empty() || queries.iter().any(|q| q == b"base:")));
+                        if wanted {
+                            let id = if set { p::META_ALLOCATION_ID } else { 0 };
+                            reply(
+                                s,
+                                p::REP_META_CONTEXT,
+                                &p::meta_context(id, p::META_ALLOCATION),
+                            )?;
+                            meta = meta || set;
+                        }
+                        reply(s, p::REP_ACK, &[])?;
+                    }
                 }
             }
             p::OPT_STARTTLS => reply(s, p::REP_ERR_POLICY, b"this server does not do TLS")?,
@@ -249,7 +279,13 @@ mod tests {
             &go_data(b"", &[p::INFO_BLOCK_SIZE, p::INFO_NAME]),
         ));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Outcome::Transmission { structured: true });
+        assert_eq!(
+            r.unwrap(),
+            Outcome::Transmission {
+                structured: true,
+                meta: false
+            }
+        );
         let rep = replies(&out);
         assert_eq!(rep[0], (p::OPT_STRUCTURED_REPLY, p::REP_ACK, vec![]));
         assert_eq!(
@@ -276,7 +312,13 @@ mod tests {
         s.extend(option(p::OPT_SET_META_CONTEXT, &[]));
         s.extend(option(p::OPT_EXPORT_NAME, b"ssdlab"));
         let (r, out) = run(s);
-        assert_eq!(r.unwrap(), Outcome::Transmission { structured: false });
+        assert_eq!(
+            r.unwrap(),
+            Outcome::Transmission {
+                structured: false,
+                meta: false
+            }
+        );
         let rep = replies(&out[..out.len() - 134]);
         let kinds: Vec<u32> = rep.iter().map(|r| r.1).collect();
         assert_eq!(
@@ -294,6 +336,76 @@ mod tests {
         assert_eq!(&rep[0].2[..10], b"\x00\x00\x00\x06ssdlab");
         let tail = &out[out.len() - 134..];
         assert_eq!(u64::from_be_bytes(tail[..8].try_into().unwrap()), 1 << 30);
+    }
+
+    #[test]
+    fn base_allocation_is_listed_and_selected() {
+        let meta = |name: &[u8], queries: &[&[u8]]| {
+            let mut d = (name.len() as u32).to_be_bytes().to_vec();
+            d.extend_from_slice(name);
+            d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+            for q in queries {
+                d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+                d.extend_from_slice(q);
+            }
+            d
+        };
+        let mut s = 1u32.to_be_bytes().to_vec();
+        s.extend(option(p::OPT_STRUCTURED_REPLY, &[]));
+        s.extend(option(p::OPT_LIST_META_CONTEXT, &meta(b"", &[])));
+        s.extend(option(
+            p::OPT_SET_META_CONTEXT,
+            &meta(b"", &[b"qemu:dirty-bitmap:x", b"base:allocation"]),
+        ));
+        s.extend(option(p::OPT_SET_META_CONTEXT, &meta(b"", &[])[..6]));
+        s.extend(option(
+            p::OPT_SET_META_CONTEXT,
+            &meta(b"ssdlab", &[b"base:allocation"]),
+        ));
+        s.extend(option(p::OPT_GO, &go_data(b"", &[])));
+        let (r, out) = run(s);
+        assert_eq!(
+            r.unwrap(),
+            Outcome::Transmission {
+                structured: true,
+                meta: true
+            }
+        );
+        let rep = replies(&out);
+        let kinds: Vec<u32> = rep.iter().map(|r| r.1).collect();
+        assert_eq!(
+            &kinds[..8],
+            &[
+                p::REP_ACK,
+                p::REP_META_CONTEXT,
+                p::REP_ACK,
+                p::REP_META_CONTEXT,
+                p::REP_ACK,
+                p::REP_ERR_INVALID,
+                p::REP_META_CONTEXT,
+                p::REP_ACK
+            ]
+        );
+        assert_eq!(rep[3].2, p::meta_context(1, "base:allocation"));
+        // A failed SET clears the selection.
+        let mut s = 1u32.to_be_bytes().to_vec();
+        s.extend(option(p::OPT_STRUCTURED_REPLY, &[]));
+        s.extend(option(
+            p::OPT_SET_META_CONTEXT,
+            &meta(b"", &[b"base:allocation"]),
+        ));
+        s.extend(option(
+            p::OPT_SET_META_CONTEXT,
+            &meta(b"nope", &[b"base:allocation"]),
+        ));
+        s.extend(option(p::OPT_GO, &go_data(b"", &[])));
+        assert_eq!(
+            run(s).0.unwrap(),
+            Outcome::Transmission {
+                structured: true,
+                meta: false
+            }
+        );
     }
 
     #[test]

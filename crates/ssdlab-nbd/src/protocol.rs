@@ -53,6 +53,7 @@ pub const OPT_SET_META_CONTEXT: u32 = 10;
 pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 pub const REP_INFO: u32 = 3;
+pub const REP_META_CONTEXT: u32 = 4;
 pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
 pub const REP_ERR_POLICY: u32 = (1 << 31) + 2;
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
@@ -77,11 +78,20 @@ pub const CMD_BLOCK_STATUS: u16 = 7;
 pub const CMD_FLAG_FUA: u16 = 1 << 0;
 pub const CMD_FLAG_NO_HOLE: u16 = 1 << 1;
 pub const CMD_FLAG_DF: u16 = 1 << 2;
+pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
+
+/// The one metadata context served, and its id.
+pub const META_ALLOCATION: &str = "base:allocation";
+pub const META_ALLOCATION_ID: u32 = 1;
+/// `base:allocation`'s status flags.
+pub const STATE_HOLE: u32 = 1 << 0;
+pub const STATE_ZERO: u32 = 1 << 1;
 
 // Structured reply flags and types.
 pub const REPLY_FLAG_DONE: u16 = 1 << 0;
 pub const REPLY_TYPE_NONE: u16 = 0;
 pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
 pub const REPLY_TYPE_ERROR: u16 = (1 << 15) + 1;
 
 // Errors.
@@ -242,6 +252,49 @@ pub fn parse_info_request(data: &[u8]) -> Option<InfoRequest> {
     Some(InfoRequest { name, requests })
 }
 
+/// The data of `NBD_OPT_LIST_META_CONTEXT` / `NBD_OPT_SET_META_CONTEXT`: the export name and
+/// the queries; `None` when its lengths do not add up.
+pub fn parse_meta_request(data: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+    let n = be32(data.get(..4)?) as usize;
+    let rest = data.get(4..)?;
+    let name = rest.get(..n)?.to_vec();
+    let mut rest = rest.get(n..)?;
+    let count = be32(rest.get(..4)?) as usize;
+    rest = &rest[4..];
+    let mut queries = Vec::new();
+    for _ in 0..count {
+        let len = be32(rest.get(..4)?) as usize;
+        queries.push(rest.get(4..4 + len)?.to_vec());
+        rest = &rest[4 + len..];
+    }
+    rest.is_empty().then_some((name, queries))
+}
+
+/// An `NBD_REP_META_CONTEXT` reply's data.
+pub fn meta_context(id: u32, name: &str) -> Vec<u8> {
+    let mut v = id.to_be_bytes().to_vec();
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
+/// A final `NBD_REPLY_TYPE_BLOCK_STATUS` chunk for context `id`: (length, status) extents.
+pub fn block_status_chunk(cookie: u64, id: u32, extents: &[(u32, u32)]) -> Vec<u8> {
+    let len = 4 + 8 * extents.len();
+    let mut v = Vec::with_capacity(20 + len);
+    v.extend_from_slice(&chunk_header(
+        REPLY_FLAG_DONE,
+        REPLY_TYPE_BLOCK_STATUS,
+        cookie,
+        len as u32,
+    ));
+    v.extend_from_slice(&id.to_be_bytes());
+    for &(l, s) in extents {
+        v.extend_from_slice(&l.to_be_bytes());
+        v.extend_from_slice(&s.to_be_bytes());
+    }
+    v
+}
+
 /// A request of the transmission phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
@@ -333,7 +386,14 @@ pub fn none_chunk(cookie: u64) -> [u8; 20] {
 /// Checks a request against the export: the errno the protocol prescribes, or `None` when the
 /// request may go to the drive. `size` is the export's size in bytes.
 pub fn check_request(r: &Request, size: u64, structured: bool) -> Option<u32> {
+    check_request_with(r, size, structured, false)
+}
+
+/// [`check_request`], for a session that did or did not select `base:allocation` (which
+/// `NBD_CMD_BLOCK_STATUS` needs).
+pub fn check_request_with(r: &Request, size: u64, structured: bool, meta: bool) -> Option<u32> {
     let known_flags = match r.command {
+        CMD_BLOCK_STATUS if meta => CMD_FLAG_REQ_ONE,
         CMD_READ => CMD_FLAG_FUA | if structured { CMD_FLAG_DF } else { 0 },
         CMD_WRITE | CMD_TRIM | CMD_FLUSH | CMD_CACHE => CMD_FLAG_FUA,
         CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
@@ -351,14 +411,13 @@ pub fn check_request(r: &Request, size: u64, structured: bool) -> Option<u32> {
             let misaligned =
                 r.offset % u64::from(MIN_BLOCK) != 0 || len % u64::from(MIN_BLOCK) != 0;
             let past_end = r.offset.checked_add(len).is_none_or(|end| end > size);
+            if r.command == CMD_BLOCK_STATUS && len == 0 {
+                return Some(EINVAL);
+            }
             let payload = matches!(r.command, CMD_READ | CMD_WRITE);
             if payload && r.length > MAX_PAYLOAD {
                 // READ and WRITE carry a payload the client may not make longer than the maximum;
-                // the commands without one may ask for more, and get EOVERFLOW when it is more
-                // than the server takes.
-                return Some(EOVERFLOW);
-            }
-            if !payload && r.length > MAX_PAYLOAD {
+                // the commands without one (TRIM, WRITE_ZEROES, BLOCK_STATUS) may ask for more.
                 return Some(EOVERFLOW);
             }
             if misaligned {

@@ -73,6 +73,8 @@ pub enum Msg {
         id: u64,
         out: Sender<Out>,
         structured: bool,
+        /// The client selected `base:allocation`.
+        meta: bool,
     },
     /// Requests of connection `id` read one after the other (those already buffered together).
     Requests {
@@ -448,8 +450,9 @@ fn simulate(mut sim: Sim, rx: &Receiver<Msg>) -> (Value, Series, Drive) {
                 id,
                 out,
                 structured,
+                meta,
             } => {
-                sim.open(id);
+                sim.open_with(id, meta);
                 outs.insert(id, (out, structured));
             }
             Msg::Requests { id, batch } => {

@@ -92,8 +92,8 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
         },
         export,
     );
-    let structured = match outcome {
-        Ok(Outcome::Transmission { structured }) => structured,
+    let (structured, meta) = match outcome {
+        Ok(Outcome::Transmission { structured, meta }) => (structured, meta),
         Ok(Outcome::Aborted) => {
             ctl.shut();
             return;
@@ -113,6 +113,7 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
             id,
             out: out_tx,
             structured,
+            meta,
         })
         .is_err()
     {
@@ -275,6 +276,11 @@ fn encode<W: Write>(w: &mut W, r: &Reply, structured: bool) -> io::Result<()> {
             }
         }
         (true, _) if r.error != 0 => w.write_all(&p::error_chunk(r.cookie, r.error, &r.message))?,
+        (true, _) if r.extents.is_some() => w.write_all(&p::block_status_chunk(
+            r.cookie,
+            p::META_ALLOCATION_ID,
+            r.extents.as_deref().unwrap_or_default(),
+        ))?,
         (true, Some(d)) if !d.is_empty() => {
             w.write_all(&p::data_chunk_header(r.cookie, r.offset, d.len() as u32))?;
             w.write_all(d)?;

@@ -58,6 +58,8 @@ pub struct Reply {
     pub message: String,
     /// A successful read's bytes.
     pub data: Option<Vec<u8>>,
+    /// A successful `NBD_CMD_BLOCK_STATUS`'s extents of `base:allocation`: (length, status).
+    pub extents: Option<Vec<(u32, u32)>>,
     /// The request's offset (a structured read's data chunk names it).
     pub offset: u64,
     /// Its simulated arrival and completion.
@@ -101,9 +103,13 @@ fn errno_name(e: u32) -> &'static str {
     }
 }
 
-/// One connection's closed loop (virtual clock).
+/// One connection's closed loop (virtual clock) and whether it selected `base:allocation`.
 #[derive(Debug)]
-struct Slots(BinaryHeap<Reverse<SimTime>>);
+struct Slots(BinaryHeap<Reverse<SimTime>>, bool);
+
+/// The most of the export one `NBD_CMD_BLOCK_STATUS` reply describes (the client asks again
+/// from where it ends).
+const BLOCK_STATUS_SPAN: u64 = 128 << 20;
 
 /// The simulated drive and everything measured on it.
 pub struct Sim {
@@ -224,11 +230,19 @@ impl Sim {
 
     /// Connection `id` entered the transmission phase.
     pub fn open(&mut self, id: u64) {
+        self.open_with(id, false);
+    }
+
+    /// Connection `id` entered the transmission phase; `meta`: it selected `base:allocation`.
+    pub fn open_with(&mut self, id: u64, meta: bool) {
         self.stats.sessions += 1;
         self.stats.connections_open += 1;
         self.conns.insert(
             id,
-            Slots((0..self.depth).map(|_| Reverse(self.last_done)).collect()),
+            Slots(
+                (0..self.depth).map(|_| Reverse(self.last_done)).collect(),
+                meta,
+            ),
         );
     }
 
@@ -292,6 +306,7 @@ impl Sim {
             error: 0,
             message: String::new(),
             data: None,
+            extents: None,
             offset: r.offset,
             arrival: t,
             done: t,
@@ -308,8 +323,9 @@ impl Sim {
             return Some(reply);
         }
         let oversized_write = r.command == p::CMD_WRITE && payload.is_none();
-        if let Some(e) =
-            p::check_request(r, self.size, structured).or(oversized_write.then_some(p::EOVERFLOW))
+        let meta = self.conns.get(&id).is_some_and(|s| s.1);
+        if let Some(e) = p::check_request_with(r, self.size, structured, meta)
+            .or(oversized_write.then_some(p::EOVERFLOW))
         {
             let msg = format!(
                 "{} of {} bytes at offset {}: {} (export of {} bytes, 512-byte blocks, at most {} bytes a request)",
@@ -325,6 +341,10 @@ impl Sim {
         }
         self.last_arrival = t;
         let len = u64::from(r.length);
+        if r.command == p::CMD_BLOCK_STATUS {
+            reply.extents = Some(self.extents(r.offset, len, r.flags & p::CMD_FLAG_REQ_ONE != 0));
+            return Some(reply);
+        }
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.serve(r, len, payload, t)
         }));
@@ -354,6 +374,45 @@ impl Sim {
         }
         self.completed(id, reply.done);
         Some(reply)
+    }
+
+    /// `base:allocation` of `[offset, offset + len)` (at most `BLOCK_STATUS_SPAN` of it; one
+    /// extent with `one`): a 4 KiB unit the memory store holds nothing for reads zeros and is a
+    /// hole; with `--store none` everything is; a backing file is reported as data throughout.
+    fn extents(&self, offset: u64, len: u64, one: bool) -> Vec<(u32, u32)> {
+        const UNIT: u64 = 4096;
+        let end = offset + len.min(BLOCK_STATUS_SPAN);
+        let state = |unit: u64| -> u32 {
+            let hole = match self.store {
+                StoreKind::None => true,
+                StoreKind::File => false,
+                StoreKind::Memory => self.drive.store().is_some_and(|s| !s.unit_held(unit)),
+            };
+            if hole {
+                p::STATE_HOLE | p::STATE_ZERO
+            } else {
+                0
+            }
+        };
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        let mut pos = offset;
+        while pos < end {
+            let unit = pos / UNIT;
+            let next = ((unit + 1) * UNIT).min(end);
+            let st = state(unit);
+            let n = (next - pos) as u32;
+            match out.last_mut() {
+                Some((l, s)) if *s == st => *l += n,
+                _ => {
+                    if one && !out.is_empty() {
+                        break;
+                    }
+                    out.push((n, st));
+                }
+            }
+            pos = next;
+        }
+        out
     }
 
     /// Runs one checked request on the drive: its completion and a read's bytes.

@@ -537,3 +537,53 @@ fn a_client_that_takes_no_replies_is_held_back() {
     let (v, _, _) = server.stop().unwrap();
     assert_eq!(v["stats"]["requests"]["read"], n + 1);
 }
+
+/// `NBD_CMD_BLOCK_STATUS` over `base:allocation`: written 4 KiB units are data, the rest (and
+/// trimmed units) holes that read zeros; `REQ_ONE` gives one extent; without the context, EINVAL.
+#[test]
+fn block_status_reports_the_stores_holes() {
+    let drive = Drive::new(
+        &DriveConfig::default().with_user_capacity(1 << 30).unwrap(),
+        1,
+    )
+    .unwrap();
+    let mut sim = Sim::new(drive, Clock::Virtual, StoreKind::Memory, 1).unwrap();
+    sim.open_with(1, true);
+    sim.open(2);
+    let req = |command, flags, offset, length| Request {
+        flags,
+        command,
+        cookie: 9,
+        offset,
+        length,
+    };
+    let w = req(p::CMD_WRITE, 0, 8192, 8192);
+    assert_eq!(
+        sim.request(1, &w, Some(&[1u8; 8192]), true, None)
+            .unwrap()
+            .error,
+        0
+    );
+    let t = req(p::CMD_TRIM, 0, 12288, 4096);
+    assert_eq!(sim.request(1, &t, None, true, None).unwrap().error, 0);
+    let bs = req(p::CMD_BLOCK_STATUS, 0, 0, 65536);
+    let hole = p::STATE_HOLE | p::STATE_ZERO;
+    assert_eq!(
+        sim.request(1, &bs, None, true, None).unwrap().extents,
+        Some(vec![(8192, hole), (4096, 0), (53248, hole)])
+    );
+    let one = req(p::CMD_BLOCK_STATUS, p::CMD_FLAG_REQ_ONE, 4096, 65536);
+    assert_eq!(
+        sim.request(1, &one, None, true, None).unwrap().extents,
+        Some(vec![(4096, hole)])
+    );
+    assert_eq!(
+        sim.request(2, &bs, None, true, None).unwrap().error,
+        p::EINVAL
+    );
+    let past = req(p::CMD_BLOCK_STATUS, 0, (1 << 30) - 4096, 8192);
+    assert_eq!(
+        sim.request(1, &past, None, true, None).unwrap().error,
+        p::EINVAL
+    );
+}

@@ -230,6 +230,14 @@ impl Store {
         }
     }
 
+    /// Whether 4 KiB unit `unit` holds content (a unit that does not reads all zeros).
+    pub fn unit_held(&self, unit: u64) -> bool {
+        match self.mode {
+            StoreMode::Checksums => self.sums.contains_key(&unit),
+            StoreMode::Data => self.data.contains_key(&unit),
+        }
+    }
+
     /// The units that hold content, in ascending order.
     pub fn held_units(&self) -> Vec<u64> {
         let mut v: Vec<u64> = match self.mode {
