@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling
+.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling bench-serve
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -48,3 +48,6 @@ bench-scaling: ## The README's scaling table: 32 / 128 / 256 / 1024 GB, median o
 	@echo "| capacity | wall s | peak RSS | host IOs / wall s | NAND page ops / wall s |"
 	@echo "|---|---|---|---|---|"
 	@for gb in 32 128 256 1024; do ./target/release/examples/bench_consistency --capacity-gb $$gb --runs 3 --row; done
+
+bench-serve: install ## ssdlab serve beside nbdkit: 4 KiB QD32 IOPS (virtual clock), real-clock latency, transport cost, memory
+	$(PY) scripts/bench_serve.py

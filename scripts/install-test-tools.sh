@@ -50,4 +50,20 @@ if ! command -v blkparse >/dev/null 2>&1 || ! command -v blktrace >/dev/null 2>&
 fi
 echo "install-test-tools: $(blkparse -V 2>/dev/null || echo 'blkparse missing'): ok"
 
+# The NBD clients and servers of the ssdlab serve tests (tests/test_serve*.py, make bench-serve):
+# qemu-utils (qemu-io, qemu-img, qemu-nbd, qemu-storage-daemon), libnbd-bin (nbdinfo, nbdcopy)
+# and nbdkit (its memory plugin, the bench's reference). Debian's packages.
+missing_nbd=()
+command -v qemu-io >/dev/null 2>&1 || missing_nbd+=(qemu-utils)
+command -v qemu-storage-daemon >/dev/null 2>&1 || missing_nbd+=(qemu-utils)
+command -v nbdinfo >/dev/null 2>&1 || missing_nbd+=(libnbd-bin)
+command -v nbdkit >/dev/null 2>&1 || missing_nbd+=(nbdkit)
+if [[ ${#missing_nbd[@]} -gt 0 ]]; then
+    echo "install-test-tools: installing ${missing_nbd[*]} (Debian)" >&2
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing_nbd[@]}" >/dev/null
+fi
+echo "install-test-tools: $(qemu-io --version 2>/dev/null | head -1 || echo 'qemu-io missing'), $(nbdkit --version 2>/dev/null || echo 'nbdkit missing'): ok"
+
 echo "install-test-tools: chromium $(command -v chromium || echo /usr/bin/chromium), playwright for $py: ok"

@@ -53,6 +53,13 @@ def stop_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(ssdlab.simulate._Callback, "__call__", first_call)
 
+    def server_start(self: Any, *args: Any, **kwargs: Any) -> None:  # ssdlab serve: accepted, never listens
+        raise Accepted()
+
+    from ssdlab.scenarios import serve
+
+    monkeypatch.setattr(serve.Server, "__init__", server_start)
+
 
 def run(args: List[str]) -> Tuple[Any, str]:
     """``ssdlab ARGS`` in-process: (exit status, or "accepted"; stderr)."""
@@ -530,6 +537,8 @@ def base_args(command: str, tmp_path: Path) -> List[str]:
         job = tmp_path / "job.fio"
         job.write_text("[w]\nrw=randwrite\nbs=4k\nnumber_ios=64\n")
         return [command, str(job), *SMALL, "--output", str(tmp_path / "fio.txt"), *out]
+    if command == "serve":
+        return [command, *SMALL, "--socket", str(tmp_path / "s.sock"), "-q", *out]
     extra = {"consistency": ["--duration", "1"], "used-vs-new": ["--duration", "1"],
              "torture": ["--torture-minutes", "0.01", "--idle-minutes", "0"], "wa": ["--torture-minutes", "0.01"],
              "calibrate": ["--quiet"]}.get(command, [])

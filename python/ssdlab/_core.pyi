@@ -22,6 +22,7 @@ __all__ = [
     "consistency_steps",
     "Simulator",
     "Store",
+    "Server",
     "__version__",
 ]
 
@@ -132,3 +133,21 @@ class Store:
         """The 64-bit checksum of the sector at byte `offset` (0: zeros)."""
     def stats(self) -> str:
         """``{"mode", "sectors", "units_held", "memory_bytes"}`` as JSON."""
+
+@final
+class Server:
+    """A running NBD server (``ssdlab serve``) in front of a simulated drive; every request is served
+    in Rust on the server's own threads, with no GIL."""
+
+    def __new__(cls, config_json: str, seed: int, steps_json: str, options_json: str) -> "Server": ...
+    @property
+    def addresses(self) -> list[str]:
+        """Where the server listens: ``unix:PATH``, ``tcp:IP:PORT``."""
+    @property
+    def stopped(self) -> bool:
+        """Whether `stop` was called."""
+    def status(self) -> str:
+        """The server's status as JSON (totals, the last simulated second, connections, lag)."""
+    def stop(self) -> tuple[str, dict[str, Any]]:
+        """Stops the server; returns ``(json, series)``: the phase, the server's counts and final
+        status, and the per-second series."""

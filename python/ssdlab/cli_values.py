@@ -14,8 +14,8 @@ from ssdlab import limits
 from ssdlab.errors import SsdlabError
 from ssdlab.sizes import format_size, parse_size
 
-__all__ = ["Actions", "Checked", "Size", "SEED", "actions", "block_size", "capacity", "duration", "fraction", "minutes", "op", "percent",
-           "percent_of_position", "queue_depth", "replay_speed", "test_span"]
+__all__ = ["Actions", "Address", "Checked", "Size", "SEED", "actions", "block_size", "capacity", "duration", "fraction", "minutes", "op", "percent",
+           "percent_of_position", "queue_depth", "replay_speed", "test_span", "address"]
 
 
 class Size(click.ParamType):
@@ -75,6 +75,22 @@ class Checked(click.ParamType):
                     message = message[len(lead):]
                     break
             self.fail(message.replace("value", "it", 1), param, ctx)
+
+
+class Address(click.ParamType):
+    """A TCP address, ``HOST:PORT`` (``[IPv6]:PORT``), port 0 to 65535 (0: any free port)."""
+
+    name = "HOST:PORT"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> str:
+        text = str(value)
+        host, sep, port = text.rpartition(":")
+        if not sep or not host or not port.isascii() or not port.isdigit() or int(port) > 65535:
+            self.fail(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:10809; port 0 for any free port)", param, ctx)
+        return text
+
+
+address = Address()
 
 
 class Actions(click.ParamType):

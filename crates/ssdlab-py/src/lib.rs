@@ -6,6 +6,7 @@
 
 mod convert;
 mod error;
+mod serve;
 mod store;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -452,6 +453,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(consistency_steps, m)?)?;
     m.add_class::<Simulator>()?;
     m.add_class::<store::PyStore>()?;
+    m.add_class::<serve::PyServer>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

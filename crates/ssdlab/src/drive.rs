@@ -296,7 +296,7 @@ impl Drive {
 
     /// [`Drive::submit_bytes`]'s timing: the units the request touches, through the FTL.
     #[inline]
-    fn submit_bytes_timed(
+    pub(crate) fn submit_bytes_timed(
         &mut self,
         kind: IoKind,
         offset: u64,
@@ -468,6 +468,18 @@ impl Drive {
                 Ok(command_done)
             }
         }
+    }
+
+    /// A cache flush submitted at `t`: completes once the command crossed the link and every
+    /// program holding data of the write buffer completed. The units of a host page still
+    /// being assembled are taken as safe (the drive's power-loss protection), as on drives with
+    /// capacitors.
+    pub fn flush(&mut self, t: SimTime) -> SimTime {
+        let command_done = t.max(self.link_free) + self.layout.t_command;
+        self.link_free = command_done;
+        let done = command_done.max(self.buffer.drained_at());
+        self.last_ack = self.last_ack.max(done);
+        done
     }
 
     /// TRIMs `[lpn, lpn + units)` at once, as a format does; returns when it completed.

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
-use crate::units::{SECTORS_PER_UNIT, SECTOR_BYTES, UNIT_BYTES};
+use crate::units::{SimTime, SECTORS_PER_UNIT, SECTOR_BYTES, UNIT_BYTES};
 
 const SECTOR: usize = SECTOR_BYTES as usize;
 const PER_UNIT: usize = SECTORS_PER_UNIT as usize;
@@ -227,6 +227,14 @@ impl Store {
         match self.mode {
             StoreMode::Checksums => self.sums.len() as u64,
             StoreMode::Data => self.data.len() as u64,
+        }
+    }
+
+    /// Whether 4 KiB unit `unit` holds content (a unit that does not reads all zeros).
+    pub fn unit_held(&self, unit: u64) -> bool {
+        match self.mode {
+            StoreMode::Checksums => self.sums.contains_key(&unit),
+            StoreMode::Data => self.data.contains_key(&unit),
         }
     }
 
@@ -496,7 +504,56 @@ pub fn anonymous_token(seq: u64, s: u64) -> u64 {
     mix64(packed)
 }
 
+/// What a request given to [`Drive::submit_payload`] carries for the content store.
+#[derive(Clone, Copy, Debug)]
+pub enum Payload<'a> {
+    /// The host's bytes (a write: exactly the request's length).
+    Bytes(&'a [u8]),
+    /// Zeros (a write of zeros, or a TRIM: the range reads zero after it).
+    Zeros,
+    /// Nothing (a read), or content the store makes up (a write: anonymous tokens).
+    None,
+}
+
 impl Drive {
+    /// Serves a request whose content is known ([`Payload`]): the store (if the drive has one)
+    /// takes the bytes or zeros, then the request is timed exactly as [`Drive::submit_bytes`]
+    /// times it. A write of [`Payload::Zeros`] is timed as a write (the drive programs zeros).
+    pub fn submit_payload(
+        &mut self,
+        kind: IoKind,
+        offset: u64,
+        length: u64,
+        payload: Payload<'_>,
+        t: SimTime,
+    ) -> Result<(SimTime, crate::drive::Touched)> {
+        if offset % SECTOR_BYTES != 0 || length % SECTOR_BYTES != 0 {
+            return Err(Error::Workload(format!(
+                "a request is whole 512-byte sectors, got {length} bytes at offset {offset}"
+            )));
+        }
+        if let Payload::Bytes(b) = payload {
+            if b.len() as u64 != length {
+                return Err(Error::Workload(format!(
+                    "a write of {length} bytes carried {} bytes",
+                    b.len()
+                )));
+            }
+        }
+        if let Some(store) = self.store.as_deref_mut() {
+            let (first, count) = (offset / SECTOR_BYTES, length / SECTOR_BYTES);
+            match (kind, payload) {
+                (IoKind::Read, _) => {}
+                (IoKind::Write, Payload::Bytes(b)) => store.write(first, b)?,
+                (IoKind::Write, Payload::None) => store.write_anonymous(first, count)?,
+                (IoKind::Write | IoKind::Trim, Payload::Zeros) | (IoKind::Trim, _) => {
+                    store.zero(first, count)?;
+                }
+            }
+        }
+        self.submit_bytes_timed(kind, offset, length, 1.0, t)
+    }
+
     /// Gives the drive a content store of `mode` over its user space (replacing any), empty:
     /// every sector reads zero. Without one the drive keeps no content.
     pub fn enable_store(&mut self, mode: StoreMode) -> Result<()> {
@@ -689,6 +746,47 @@ mod tests {
         let mut t = Store::new(StoreMode::Checksums, 16).unwrap();
         t.write_anonymous(0, 8).unwrap();
         assert_eq!((0..8).map(|x| t.sum(x)).collect::<Vec<_>>(), first);
+    }
+
+    /// `submit_payload` stores the host's bytes and zeros exactly, times a request as
+    /// `submit_bytes` does, and a flush waits for the buffered data's programs.
+    #[test]
+    fn payloads_are_stored_and_timed_as_requests() {
+        let cfg = crate::DriveConfig::default()
+            .with_user_capacity(1 << 30)
+            .unwrap();
+        let mut a = Drive::new(&cfg, 1).unwrap();
+        let mut b = Drive::new(&cfg, 1).unwrap();
+        a.enable_store(StoreMode::Data).unwrap();
+        let bytes: Vec<u8> = (0..8192u32).map(|i| (i % 253) as u8 + 1).collect();
+        let t = SimTime::ZERO;
+        let (ta, ua) = a
+            .submit_payload(IoKind::Write, 4096, 8192, Payload::Bytes(&bytes), t)
+            .unwrap();
+        let (tb, ub) = b.submit_bytes(IoKind::Write, 4096, 8192, 1.0, t).unwrap();
+        assert_eq!((ta, ua), (tb, ub));
+        let mut out = vec![0u8; 8192];
+        a.store().unwrap().read(8, &mut out).unwrap();
+        assert_eq!(out, bytes);
+        a.submit_payload(IoKind::Write, 4096 + 512, 1024, Payload::Zeros, ta)
+            .unwrap();
+        a.store().unwrap().read(8, &mut out).unwrap();
+        assert!(out[512..1536].iter().all(|&x| x == 0) && out[..512] == bytes[..512]);
+        assert!(a
+            .submit_payload(IoKind::Write, 100, 512, Payload::None, ta)
+            .is_err());
+        // A megabyte is acknowledged from the buffer; the flush waits for its programs (the last,
+        // partly filled host page is taken as covered by power-loss protection).
+        let big = vec![9u8; 1 << 20];
+        let (acked, _) = a
+            .submit_payload(IoKind::Write, 1 << 20, 1 << 20, Payload::Bytes(&big), ta)
+            .unwrap();
+        let flushed = a.flush(acked);
+        assert!(
+            flushed.ns() > acked.ns() + 500_000,
+            "{flushed:?} vs {acked:?}"
+        );
+        assert_eq!(a.flush(flushed), flushed + a.layout().t_command);
     }
 
     #[test]

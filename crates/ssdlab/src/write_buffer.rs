@@ -132,6 +132,16 @@ impl WriteBuffer {
         self.queues[d].push_back((done, units));
     }
 
+    /// When every program whose data is in the buffer now has completed (`SimTime::ZERO` when
+    /// none is in flight): a flush's completion.
+    pub(crate) fn drained_at(&self) -> SimTime {
+        self.queues
+            .iter()
+            .filter_map(|q| q.back().map(|&(t, _)| t))
+            .max()
+            .unwrap_or(SimTime::ZERO)
+    }
+
     pub(crate) fn clear(&mut self) {
         *self = WriteBuffer::new(self.capacity as u32, self.queues.len() as u32);
     }

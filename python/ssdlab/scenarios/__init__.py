@@ -31,6 +31,7 @@ MODULES = (
     "ssdlab.scenarios.precondition",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
+    "ssdlab.scenarios.serve",
 )
 """The scenario modules, in the order commands, sweeps and report sections list them."""
 
