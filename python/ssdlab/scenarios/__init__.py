@@ -29,6 +29,7 @@ MODULES = (
     "ssdlab.scenarios.wa",
     "ssdlab.scenarios.saturation",
     "ssdlab.scenarios.precondition",
+    "ssdlab.scenarios.pts_iops",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )
