@@ -30,6 +30,7 @@ MODULES = (
     "ssdlab.scenarios.saturation",
     "ssdlab.scenarios.precondition",
     "ssdlab.scenarios.pts_iops",
+    "ssdlab.scenarios.pts_wsat",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )
