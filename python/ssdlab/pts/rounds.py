@@ -21,7 +21,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.pts import steady
 from ssdlab.sizes import format_size
 
-__all__ = ["VARIANTS", "Point", "PointResult", "Variant", "active_bytes", "derive_seed", "point_step",
+__all__ = ["ROW_COLUMNS", "VARIANTS", "Point", "PointResult", "Variant", "active_bytes", "derive_seed", "point_step",
            "purge_and_wipc", "run_rounds"]
 
 _M64 = 2**64 - 1
@@ -129,7 +129,9 @@ def point_step(point: Point, *, threads: int, queue_depth: int, span_bytes: int,
 @dataclass(frozen=True)
 class PointResult:
     """What one point of one round measured: completions and bytes by direction over the point's
-    own time (from its start to its last completion), and mean and largest response times in µs."""
+    own time (from its start to its last completion), and the response times of its reads and
+    writes as one distribution (the core's ``latency_rw``): mean, 99.999th percentile (PTS's
+    "5 9s") and largest, in µs."""
 
     round: int
     point: Point
@@ -139,6 +141,7 @@ class PointResult:
     read_bytes: int
     write_bytes: int
     mean_latency_us: Optional[float]
+    p99_999_latency_us: Optional[float]
     max_latency_us: Optional[float]
     write_amplification: Optional[float]
 
@@ -154,23 +157,26 @@ class PointResult:
         return {"round": self.round, "pattern": self.point.pattern, "read_pct": self.point.read_pct,
                 "block_bytes": self.point.block_bytes, "seconds": self.seconds, "iops": self.iops,
                 "mb_s": self.mb_s, "read_ios": self.read_ios, "write_ios": self.write_ios,
-                "mean_latency_us": self.mean_latency_us, "max_latency_us": self.max_latency_us,
-                "write_amplification": self.write_amplification}
+                "mean_latency_us": self.mean_latency_us, "p99_999_latency_us": self.p99_999_latency_us,
+                "max_latency_us": self.max_latency_us, "write_amplification": self.write_amplification}
+
+
+ROW_COLUMNS = ("round", "pattern", "read_pct", "block_bytes", "seconds", "iops", "mb_s", "read_ios", "write_ios",
+               "mean_latency_us", "p99_999_latency_us", "max_latency_us", "write_amplification")
+"""The columns of `PointResult.row` (a test's ``rounds.csv``)."""
 
 
 def _point_result(round_number: int, point: Point, step: Any, unit_bytes: int) -> PointResult:
     phase = step.phase or {}
     ios, moved = phase.get("ios", [0, 0, 0]), phase.get("bytes", [0, 0, 0])
-    lats = [lat for lat in phase.get("latency", [None, None, None])[:2] if lat]
-    count = sum(lat.get("count", 0) for lat in lats)
-    mean = sum(lat["mean_ns"] * lat["count"] for lat in lats) / count / 1e3 if count else None
-    largest = max((lat["max_ns"] for lat in lats), default=None)
-    largest = largest / 1e3 if largest is not None else None
+    lat = phase.get("latency_rw")
     counters = phase.get("counters", {})
     host, nand = counters.get("host_write_bytes", 0), counters.get("nand_write_units", 0)
     return PointResult(round=round_number, point=point, seconds=step.duration_s, read_ios=int(ios[0]),
                        write_ios=int(ios[1]), read_bytes=int(moved[0]), write_bytes=int(moved[1]),
-                       mean_latency_us=mean, max_latency_us=largest,
+                       mean_latency_us=lat["mean_ns"] / 1e3 if lat else None,
+                       p99_999_latency_us=lat["p99_999_ns"] / 1e3 if lat else None,
+                       max_latency_us=lat["max_ns"] / 1e3 if lat else None,
                        write_amplification=nand * unit_bytes / host if host else None)
 
 

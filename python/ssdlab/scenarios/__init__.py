@@ -31,6 +31,7 @@ MODULES = (
     "ssdlab.scenarios.precondition",
     "ssdlab.scenarios.pts_iops",
     "ssdlab.scenarios.pts_wsat",
+    "ssdlab.scenarios.pts_latency",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )

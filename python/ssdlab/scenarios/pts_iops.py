@@ -27,7 +27,7 @@ from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts import steady
-from ssdlab.pts.rounds import VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
+from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
@@ -52,8 +52,7 @@ TRACKING = {
 }
 """PTS 2.0's tracking variables of the IOPS test (py-sss-pts citing §3.2.1.2.2): their IOPS."""
 WINDOW_FILES = {key: f"window_{key}.png" for key in TRACKING}
-ROUNDS_COLUMNS = ("round", "pattern", "read_pct", "block_bytes", "seconds", "iops", "mb_s", "read_ios", "write_ios",
-                  "mean_latency_us", "max_latency_us", "write_amplification")
+ROUNDS_COLUMNS = ROW_COLUMNS
 TABLE_COLUMNS = ("block_bytes",) + tuple(f"{m}/{100 - m}" for m in MIXES)
 FILES = ("rounds.csv", "iops_table.csv", "summary.json", "convergence.png", *WINDOW_FILES.values(), "iops_2d.png")
 SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
@@ -200,8 +199,8 @@ class PtsIopsResult(ProcedureResult):
 
     Attributes:
         rounds: DataFrame, one row per point of every round (`ROUNDS_COLUMNS`): IOPS, MB/s
-            (10^6 bytes/s), completions by direction, mean and largest response time (µs) and
-            the write amplification over the point.
+            (10^6 bytes/s), completions by direction, mean, 99.999th percentile and largest
+            response time of reads and writes together (µs) and the write amplification.
         table: DataFrame ``block_bytes, 100/0, 95/5, ...``: each point's IOPS averaged over the
             measurement window's rounds (PTS's "tabular data, block size × R/W mix").
         summary: ``summary.json``: the parameters, the purge and WIPC, the steady-state verdict
