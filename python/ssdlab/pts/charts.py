@@ -46,6 +46,8 @@ def convergence_figure(series: Dict[str, Sequence[float]], *, window: Sequence[i
                 color=COLOURS[i % len(COLOURS)], label=name)
     if log and all(y > 0 for ys in series.values() for y in ys):
         ax.set_yscale("log")
+    else:
+        ax.set_ylim(0, max((max(ys) for ys in series.values() if ys), default=1.0) * 1.1 or 1.0)
     ax.yaxis.set_major_formatter(FuncFormatter(thousands))
     ax.set_xlabel("Round")
     ax.set_ylabel(ylabel)

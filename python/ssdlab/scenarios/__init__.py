@@ -32,6 +32,7 @@ MODULES = (
     "ssdlab.scenarios.pts_iops",
     "ssdlab.scenarios.pts_wsat",
     "ssdlab.scenarios.pts_latency",
+    "ssdlab.scenarios.pts_throughput",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )
