@@ -33,6 +33,7 @@ MODULES = (
     "ssdlab.scenarios.pts_wsat",
     "ssdlab.scenarios.pts_latency",
     "ssdlab.scenarios.pts_throughput",
+    "ssdlab.scenarios.pts_hir",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )
