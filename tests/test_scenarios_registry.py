@@ -49,7 +49,7 @@ def test_the_command_is_built_from_the_declarations(entry) -> None:
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.procedure or e.name in ("consistency", "precondition",
                                                                                    "pts-iops", "pts-wsat", "pts-latency",
-                                                                                   "pts-throughput", "pts-hir")],
+                                                                                   "pts-throughput", "pts-hir", "pts-xsr")],
                          ids=lambda e: e.name)
 def test_the_api_defaults_are_the_declared_ones(entry) -> None:
     function = entry.procedure[0] if entry.procedure else getattr(

@@ -34,6 +34,7 @@ MODULES = (
     "ssdlab.scenarios.pts_latency",
     "ssdlab.scenarios.pts_throughput",
     "ssdlab.scenarios.pts_hir",
+    "ssdlab.scenarios.pts_xsr",
     "ssdlab.scenarios.replay",
     "ssdlab.scenarios.fio",
 )
