@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling
+.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling bench-pts
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -48,3 +48,7 @@ bench-scaling: ## The README's scaling table: 32 / 128 / 256 / 1024 GB, median o
 	@echo "| capacity | wall s | peak RSS | host IOs / wall s | NAND page ops / wall s |"
 	@echo "|---|---|---|---|---|"
 	@for gb in 32 128 256 1024; do ./target/release/examples/bench_consistency --capacity-gb $$gb --runs 3 --row; done
+
+bench-pts: ## PTS speed: the full PTS-E IOPS, throughput and latency tests on the default 256 GB drive (wall s each)
+	@for t in iops throughput latency; do rm -rf runs/bench-pts-$$t; \
+	  /usr/bin/env time -f "pts $$t: %e s wall, %M KB peak RSS" $(VENV)/bin/ssdlab pts $$t -q --out runs/bench-pts-$$t; done
