@@ -198,7 +198,9 @@ def test_the_spec_checks_are_the_cli_checks() -> None:
     from ssdlab.scenarios import all_scenarios
 
     for entry in all_scenarios():  # a scenario module's spec keys convert with its declarations' types (Opt)
-        command = cli.commands[entry.name]
+        command = cli.commands[entry.command_path[0]]
+        for part in entry.command_path[1:]:  # a group's subcommand (ssdlab pts iops)
+            command = command.commands[part]
         for opt in entry.options:
             if opt.axis is not None and opt.type is not None:
                 assert opt.type is next(p for p in command.params if p.name == opt.key).type

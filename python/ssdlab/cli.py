@@ -12,7 +12,7 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, cast
 
 import click
 
@@ -237,8 +237,16 @@ def _safe_name(name: str) -> str:
 POINTS_DIR = "points"
 
 
+GROUPS = {"pts": "SNIA's Solid State Storage Performance Test Specification (PTS 2.0) tests (docs/pts.md)."}
+"""The command groups whose subcommands are scenarios (`Scenario.group`), with their help."""
+
 for _scenario in all_scenarios():  # the scenarios that live in their own module (ssdlab.scenarios)
-    cli.add_command(_scenario.click_command())
+    if _scenario.group is None:
+        cli.add_command(_scenario.click_command())
+        continue
+    if _scenario.group not in cli.commands:
+        cli.add_command(click.Group(_scenario.group, help=GROUPS[_scenario.group]))
+    cast(click.Group, cli.commands[_scenario.group]).add_command(_scenario.click_command())
 
 
 # -- entry point -----------------------------------------------------------------------------------

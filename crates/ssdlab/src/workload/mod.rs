@@ -273,6 +273,10 @@ pub struct PhaseResult {
     pub ios: [u64; 3],
     pub bytes: [u64; 3],
     pub latency: [Option<LatencyStats>; 3],
+    /// Reads and writes as one latency distribution (PTS's response times of a mixed workload);
+    /// left out of the JSON when the phase completed no read or write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_rw: Option<LatencyStats>,
     /// Counter growth over the phase.
     pub counters: Counters,
     /// With `steady_state`: the second at which the window was steady, if it was.
