@@ -377,15 +377,13 @@ def command(socket: Optional[str], listen: Optional[str], listen_any: bool, cloc
     if not quiet:
         click.echo(header(cfg, f"serve over NBD, {clock} clock, store {store}, precondition {precondition}"),
                    err=True)
+    # Ctrl-C while the drive is built and preconditioned interrupts, as in every command (nothing
+    # is saved); once serving, it ends serving and the results are saved.
+    server = Server(cfg, socket=None if socket is None else os.path.abspath(socket), listen=listen,
+                    listen_any=listen_any, clock=clock, virtual_qd=virtual_qd, store=store,
+                    precondition=precondition, seed=seed)
     stop = threading.Event()
     undo = _signal_stop(stop)
-    try:
-        server = Server(cfg, socket=None if socket is None else os.path.abspath(socket), listen=listen,
-                        listen_any=listen_any, clock=clock, virtual_qd=virtual_qd, store=store,
-                        precondition=precondition, seed=seed)
-    except BaseException:
-        undo()
-        raise
     try:
         if not quiet:
             for a in server.addresses:
