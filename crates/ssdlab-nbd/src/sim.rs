@@ -499,7 +499,11 @@ impl Sim {
     /// The figures a status line shows: totals so far and the last whole simulated second.
     pub fn status(&self) -> Value {
         let c = self.drive.counters().since(&self.counters_before);
-        let now = self.last_done.max(self.last_arrival);
+        let mut now = self.last_done.max(self.last_arrival);
+        if self.clock == Clock::Real {
+            // Simulated time passes with the wall clock, requests or not.
+            now = now.max(self.origin + SimTime(self.wall_origin.elapsed().as_nanos() as u64));
+        }
         let sim_s = (now - self.origin).as_secs_f64();
         let second = ((now - self.origin).ns() / self.interval_ns) as usize;
         let last = second.checked_sub(1);
