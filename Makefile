@@ -1,7 +1,7 @@
 # ssdlab: make help lists the targets.
 
 .DEFAULT_GOAL := help
-.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling bench-serve
+.PHONY: help install develop tools test test-slow lint run fidelity bench bench-scaling bench-serve bench-pts
 
 VENV   ?= .venv
 PYTHON ?= python3
@@ -51,3 +51,7 @@ bench-scaling: ## The README's scaling table: 32 / 128 / 256 / 1024 GB, median o
 
 bench-serve: install ## ssdlab serve beside nbdkit: 4 KiB QD32 IOPS (virtual clock), real-clock latency, transport cost, memory
 	$(PY) scripts/bench_serve.py
+
+bench-pts: ## PTS speed: the full PTS-E IOPS, throughput and latency tests on the default 256 GB drive (wall s each)
+	@for t in iops throughput latency; do rm -rf runs/bench-pts-$$t; \
+	  /usr/bin/env time -f "pts $$t: %e s wall, %M KB peak RSS" $(VENV)/bin/ssdlab pts $$t -q --out runs/bench-pts-$$t; done

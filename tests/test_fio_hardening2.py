@@ -444,3 +444,35 @@ def test_every_shipped_job_file_stays_within_the_bounds(path: Path) -> None:
     env.update({k: v for k, v in os.environ.items() if k not in env})
     for capacity in (GIB, 4 * GIB):
         planner.plan(jf.parse(path, env=env), capacity)
+
+
+# -- a device run's queue depth: every documented --qd runs (issue 22, re-probe) -------------------
+
+
+@needs_fio
+def test_the_engine_is_chosen_for_the_runs_deepest_queue(tmp_path: Path) -> None:
+    """io_uring holds at most 32768 requests in flight (the kernel's IORING_MAX_ENTRIES): probed at
+    the run's depth, a deeper queue goes to the next engine instead of failing in fio's set-up."""
+    from ssdlab.fio import runner
+
+    target = tmp_path / "f"
+    target.write_bytes(b"\0" * (1 << 20))
+    shallow = runner.probe_io(target, depth=32)
+    deep = runner.probe_io(target, depth=32769)
+    if shallow.engine == "io_uring":  # where io_uring works at all, it cannot take 32769
+        assert deep.engine != "io_uring"
+        assert any("io_uring did not work here at QD32769" in n for n in deep.notes), deep.notes
+
+
+@needs_fio
+def test_a_device_run_at_the_largest_documented_queue_depth_runs(tmp_path: Path) -> None:
+    """``--qd 65536`` (the documented maximum) on a device: a result, not ``fio failed: ...
+    io_uring.c ... io_queue_init, error=Invalid argument`` after the target was erased."""
+    out = tmp_path / "D"
+    status, err = run_cli(["consistency", "--device", str(tmp_path / "F"), "--capacity", "64MiB", "--qd", "65536",
+                           "--duration", "1", "--yes-destroy-data", "--out", str(out), "-q"])
+    assert status == 0, err
+    assert "Traceback" not in err
+    import json
+
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8"))["qd"] == 65536

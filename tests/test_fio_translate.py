@@ -279,7 +279,10 @@ def test_stonewall_groups_and_concurrent_jobs():
     assert [j.groupid for j in p.jobs] == [0, 1, 2]
     p = plan("[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\nrw=read\n")
     assert p.together == [[0, 1], [2]] and [j.groupid for j in p.jobs] == [0, 0, 1]
-    assert "not supported for jobs that run together" in error("[a]\nrw=read\n[b]\nrw=write\nstartdelay=5\n")
+    # startdelay on a job that runs with others: the core starts it at its own time
+    p = plan("[a]\nrw=read\n[b]\nrw=write\nstartdelay=5\n")
+    assert p.together == [[0, 1]] and p.jobs[1].workload["start_delay_s"] == 5.0
+    assert "start_delay_s" not in p.jobs[0].workload
     p = plan("[a]\nrw=read\n[b]\nrw=write\n", sequential_jobs=True)
     assert [j.groupid for j in p.jobs] == [0, 0]
     assert any("runs after 'a'" in n for n in p.notes)

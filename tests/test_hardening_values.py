@@ -347,6 +347,47 @@ def test_a_signal_during_the_cli_imports_is_one_line(sig: int, status: int, word
     assert r.stderr == f"ssdlab: {word}\n" and r.stdout == ""
 
 
+@pytest.mark.parametrize("module, statement", [("__init__.py", "TYPE_CHECKING = False"),
+                                               ("_entry.py", "EXIT_INTERRUPTED = 130"),
+                                               ("_entry.py", "class _Terminated(KeyboardInterrupt):")])
+@pytest.mark.parametrize("sig,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_while_the_package_and_entry_module_import_is_one_line(tmp_path: Path, module: str, statement: str,
+                                                                        sig: int, status: int, word: str) -> None:
+    # Deterministic: the signal arrives while the console script imports ssdlab and ssdlab._entry,
+    # at a statement after the package's first ones (the re-probe of issue 22 saw KeyboardInterrupt
+    # tracebacks from _entry's class and def statements under load: main() had not set its handlers
+    # yet). The script is named ssdlab, as the installed one.
+    source = (Path(__file__).parents[1] / "python" / "ssdlab" / module).read_text(encoding="utf-8").splitlines()
+    line = next(n for n, text in enumerate(source, start=1) if text.startswith(statement))
+    script = tmp_path / "ssdlab"
+    script.write_text(
+        "import os, sys\n"
+        "def tracer(frame, event, arg):\n"
+        f"    if not frame.f_code.co_filename.endswith('ssdlab/{module}'):\n"
+        "        return None\n"
+        "    def local(frame, event, arg):\n"
+        f"        if event == 'line' and frame.f_lineno == {line}:\n"
+        "            sys.settrace(None)\n"
+        f"            os.kill(os.getpid(), {int(sig)})\n"
+        "        return local\n"
+        "    return local\n"
+        "sys.settrace(tracer)\n"
+        "from ssdlab._entry import main\n"
+        "sys.settrace(None)\n"
+        "sys.argv = ['ssdlab', 'drives']\n"
+        "sys.exit(main())\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == status, r.stderr
+    assert r.stderr == f"ssdlab: {word}\n" and r.stdout == ""
+
+
+def test_importing_the_entry_module_in_a_program_changes_no_handler() -> None:
+    code = ("import signal, sys\nbefore = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)\n"
+            "import ssdlab._entry\n"
+            "assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
 @pytest.mark.skipif(not SSDLAB.exists(), reason="the console script is not installed")
 def test_signals_at_start_up_never_print_a_traceback() -> None:
     """`ssdlab consistency --help` and `ssdlab drives`, sent SIGINT or SIGTERM 0.01 to 0.3 s after

@@ -19,15 +19,23 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "parameters.md"
 ENTRIES = all_scenarios()
 
 
+def command_of(entry) -> click.Command:
+    """The click command of `entry`: ``ssdlab NAME``, or ``ssdlab GROUP NAME`` for a group's (pts)."""
+    command = cli.commands[entry.command_path[0]]
+    for part in entry.command_path[1:]:
+        command = command.commands[part]
+    return command
+
+
 def test_every_module_registers_one_scenario_the_cli_lists() -> None:
     assert len(ENTRIES) == len(MODULES) == len({e.name for e in ENTRIES})
     for entry in ENTRIES:
-        assert get(entry.name) is entry and entry.name in cli.commands
+        assert get(entry.name) is entry and command_of(entry).name == entry.command_name
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_the_command_is_built_from_the_declarations(entry) -> None:
-    params = {p.name: p for p in cli.commands[entry.name].params if p.name != "help"}
+    params = {p.name: p for p in command_of(entry).params if p.name != "help"}
     declared = {o.key: o for o in entry.all_options()}
     assert set(params) == set(declared)
     for key, option in declared.items():
@@ -39,11 +47,13 @@ def test_the_command_is_built_from_the_declarations(entry) -> None:
             assert param.type.convert(param.default, None, None) == want, key
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.procedure or e.name in ("consistency", "precondition")],
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.procedure or e.name in ("consistency", "precondition",
+                                                                                   "pts-iops", "pts-wsat", "pts-latency",
+                                                                                   "pts-throughput", "pts-hir", "pts-xsr")],
                          ids=lambda e: e.name)
 def test_the_api_defaults_are_the_declared_ones(entry) -> None:
     function = entry.procedure[0] if entry.procedure else getattr(
-        importlib.import_module(f"ssdlab.scenarios.{entry.name}"), entry.name)
+        importlib.import_module(f"ssdlab.scenarios.{entry.name.replace('-', '_')}"), entry.name.replace("-", "_"))
     signature = inspect.signature(function)
     for option in entry.options:
         if option.api_name in signature.parameters and option.default is not None:

@@ -198,7 +198,9 @@ def test_the_spec_checks_are_the_cli_checks() -> None:
     from ssdlab.scenarios import all_scenarios
 
     for entry in all_scenarios():  # a scenario module's spec keys convert with its declarations' types (Opt)
-        command = cli.commands[entry.name]
+        command = cli.commands[entry.command_path[0]]
+        for part in entry.command_path[1:]:  # a group's subcommand (ssdlab pts iops)
+            command = command.commands[part]
         for opt in entry.options:
             if opt.axis is not None and opt.type is not None:
                 assert opt.type is next(p for p in command.params if p.name == opt.key).type
@@ -434,3 +436,45 @@ def test_the_spec_loader_accepts_or_says_one_line(tmp_path_factory: pytest.TempP
         for point in spec.points:
             assert tbl.point_dir(root / "out", point.name).parent == root / "out" / "points"
     assert set(os.listdir(root)) == before  # loading writes nothing
+
+
+# -- 8. another cluster on the machine (issue 22 re-probe) ---------------------------------------
+
+
+def test_a_held_dask_port_is_not_a_warning_on_stderr(tmp_path: Path) -> None:
+    """Dask's scheduler serves HTTP on 8787 by default, even without a dashboard; with the port
+    held (a second sweep, a notebook's cluster) Dask warned in four lines on stderr ("Port 8787 is
+    already in use ..."), so a stopped sweep's one line came with four others."""
+    held: Any = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        held.bind(("0.0.0.0", 8787))
+        held.listen(1)
+    except OSError:  # someone holds it already: the condition of the test holds
+        held.close()
+        held = None
+    try:
+        (tmp_path / "s.toml").write_text(TINY, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "ssdlab", "sweep", "s.toml", "--out", "out", "--workers", "1", "-q"],
+                              cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180)
+    finally:
+        if held is not None:
+            held.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert (tmp_path / "out" / "results.parquet").is_file()
+
+
+@pytest.mark.parametrize("key", ["drive_file", "capacity", "then", "jobfile", "trace"])
+@pytest.mark.parametrize("char", ["9", "a"])
+def test_a_huge_value_quoted_back_by_a_points_check_is_short_in_the_api_too(key: str, char: str) -> None:
+    """The CLI's error line shortened a 5000-digit value, but the API's message quoted it whole from
+    the check it came from (``drive file '/.../9999...': cannot open it``, ``size '9999...' is too
+    large``): 10 KB messages; and a job file or trace named by 5000 characters was an OSError
+    (ENAMETOOLONG from Path.is_file). The spec's messages are shortened where they are made."""
+    scenario = {"jobfile": "fio", "then": "torture", "trace": "replay"}.get(key, "consistency")
+    with pytest.raises(SsdlabError) as err:
+        load_spec({"scenario": scenario, "base": {key: char * 5000}, "grid": {"gc": ["fifo"]}})
+    message = str(err.value)
+    assert "\n" not in message and len(message) < 400, message
+    assert char * 101 not in message

@@ -12,6 +12,27 @@ directories and charts.
     >>> ssdlab.sweep("study.toml", "runs/study")    # many points on Dask into runs/study/results.parquet
 """
 
+# Run as the console script (its __main__ is the file bin/ssdlab, which imports this package
+# first), Ctrl-C and SIGTERM are only noted from here on, until ssdlab._entry.main reports them in
+# one line: a signal while the rest of the start-up runs is never a traceback. A program that
+# imports ssdlab is not affected (no handler changes). These are the first statements on purpose.
+import sys as _sys
+
+_early_signals: list = []  # noted before ssdlab._entry.main took over
+_early_handlers: dict = {}  # the handlers the noting one replaced
+if (getattr(_sys.modules.get("__main__"), "__file__", None) or "").replace("\\", "/").rsplit("/", 1)[-1] in (
+        "ssdlab", "ssdlab-script.py"):
+    import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
+
+    def _note_early(signum: int, frame: object) -> None:
+        _early_signals.append(signum)
+
+    try:
+        for _sig in (_signal.SIGINT, _signal.SIGTERM):
+            _early_handlers[_sig] = _signal.signal(_sig, _note_early)  # EARLY-SIGNALS
+    except ValueError:  # not the main thread
+        pass
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads either)
 
 # Every name is imported on first use (PEP 562), so `import ssdlab` (and the console script's

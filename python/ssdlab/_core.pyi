@@ -13,6 +13,8 @@ __all__ = [
     "SsdlabError",
     "default_config",
     "limits",
+    "available_memory",
+    "store_unit_bytes",
     "preset_names",
     "preset",
     "describe_config",
@@ -32,6 +34,14 @@ class SsdlabError(ValueError):
 _ProgressCallback = Callable[[int, float, float], Optional[bool]]
 _SeriesDict = dict[str, Any]
 _StepOutput = tuple[str, Optional[_SeriesDict]]
+
+def available_memory() -> Optional[int]:
+    """Bytes this process can still allocate (MemAvailable, rlimits, cgroup), or None."""
+    ...
+
+def store_unit_bytes(mode: str) -> int:
+    """Memory one 4 KiB unit holding content costs a content store of `mode`, about."""
+    ...
 
 def limits() -> str:
     """The bounds of what can be simulated (crates/ssdlab/src/limits.rs), as JSON."""

@@ -1,20 +1,25 @@
 """The ``ssdlab`` console script's entry point (``ssdlab._entry:main``).
 
 Ctrl-C and SIGTERM are handled from the first moments of a run. This module and
-``ssdlab/__init__.py`` import nothing but the C module ``_signal``, and `main` first sets handlers
-that only note a signal; then it imports the CLI (click, NumPy, the core, pydantic: about half a
+``ssdlab/__init__.py`` import nothing but the C module ``_signal``; run as the console script, the
+package sets handlers that only note a signal with its first statements, and `main` keeps noting;
+then it imports the CLI (click, NumPy, the core, pydantic: about half a
 second). A signal during those imports therefore interrupts nothing half-way (an exception raised
 inside the import machinery would be printed as "Exception ignored ..."): once they are done the
 run ends with one line and status 130 (SIGTERM: 143) before any command starts. From then on the
 CLI's own handling applies (``ssdlab.cli.main``), and once the command has finished, signals are
 ignored while the interpreter exits, so a late Ctrl-C cannot print a traceback either.
 
-What stays out of reach is Python's own start-up before this code runs (about 10 ms): a Ctrl-C
-then is the interpreter's to report.
+What stays out of reach is what runs before this code: Python's own start-up and the console
+script the installer generates (``import re``, then the import of this module), 20-50 ms on a
+loaded machine. A Ctrl-C then is the interpreter's to report, before anything is written.
 """
 
 import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
 import sys
+
+from ssdlab import _early_handlers as _ORIGINAL  # noqa: E402 - set up by the package's first statements
+from ssdlab import _early_signals as _EARLY
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads either)
 if TYPE_CHECKING:
@@ -65,9 +70,12 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     previous: "Dict[int, Any]" = {}
     try:
         for sig in _SIGNALS:
-            previous[sig] = _signal.signal(sig, note)
+            found = _signal.signal(sig, note)
+            previous[sig] = _ORIGINAL.pop(sig) if sig in _ORIGINAL else found  # what was there before the noting one
     except ValueError:  # not the main thread: leave the signals alone
         pass
+    noted.extend(_EARLY)  # what the console script's import noted (after `note` took over: none lost)
+    del _EARLY[:]
     try:
         try:
             from ssdlab import cli

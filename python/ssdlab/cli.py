@@ -12,13 +12,13 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, cast
 
 import click
 
 from ssdlab import __version__, cli_values as cv
 from ssdlab.config import load_preset, preset_names
-from ssdlab.errors import SsdlabError
+from ssdlab.errors import SsdlabError, shorten_numerals
 from ssdlab.results import (
     check_output_dir,
 )
@@ -237,24 +237,24 @@ def _safe_name(name: str) -> str:
 POINTS_DIR = "points"
 
 
+GROUPS = {"pts": "SNIA's Solid State Storage Performance Test Specification (PTS 2.0) tests (docs/pts.md)."}
+"""The command groups whose subcommands are scenarios (`Scenario.group`), with their help."""
+
 for _scenario in all_scenarios():  # the scenarios that live in their own module (ssdlab.scenarios)
-    cli.add_command(_scenario.click_command())
+    if _scenario.group is None:
+        cli.add_command(_scenario.click_command())
+        continue
+    if _scenario.group not in cli.commands:
+        cli.add_command(click.Group(_scenario.group, help=GROUPS[_scenario.group]))
+    cast(click.Group, cli.commands[_scenario.group]).add_command(_scenario.click_command())
 
 
 # -- entry point -----------------------------------------------------------------------------------
 
 
-_LONG_NUMERAL = re.compile(r"\d{41,}")
-
-
-def _shorten_numeral(match: "re.Match[str]") -> str:
-    digits = match.group(0)
-    return f"{digits[:12]}...({len(digits)} digits)"
-
-
 def _fail(message: str, status: int = EXIT_USAGE) -> int:
     line = " ".join(str(message).split())  # always one line
-    line = _LONG_NUMERAL.sub(_shorten_numeral, line)  # a 5000-digit value quoted back stays readable
+    line = shorten_numerals(line)  # a 5000-digit value quoted back stays readable
     click.echo(f"ssdlab: error: {line}", err=True)
     return status
 

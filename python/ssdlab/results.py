@@ -21,7 +21,7 @@ import signal
 import stat
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
     from ssdlab.config import DriveConfig
     from ssdlab.simulate import StepResult
+
+_T = TypeVar("_T", bound="TableResult")
 
 __all__ = [
     "ResultStage",
@@ -506,6 +508,44 @@ class ProcedureResult:
                 fig.savefig(staging / name)
 
         return _write_atomically(out_dir, write)
+
+
+class TableResult(ProcedureResult):
+    """A procedure result whose data is one table, saved as one CSV file (`TABLE_FILE`).
+
+    A subclass names the file, its columns, the columns that must be finite numbers and those read
+    back as text; it keeps its public name for the table (``curve``, ``series``, ``passes``,
+    ``states``) as a property over `table_frame`.
+    """
+
+    TABLE_FILE: str = ""
+    COLUMNS: tuple[str, ...] = ()
+    FINITE: tuple[str, ...] = ()
+    TEXT_COLUMNS: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        summary: Dict[str, Any],
+        *,
+        config: Optional[DriveConfig] = None,
+        steps: Optional[List[StepResult]] = None,
+    ) -> None:
+        self.table_frame = table
+        super().__init__(summary, config=config, steps=steps)
+
+    @classmethod
+    def load(cls: type[_T], directory: PathLike) -> _T:
+        """Reads a saved result directory back (without its config and steps)."""
+        d = Path(directory)
+        summary = read_summary(d, cls.SCENARIOS)
+        table = read_csv(d, cls.TABLE_FILE, cls.COLUMNS, finite=cls.FINITE)
+        for name in cls.TEXT_COLUMNS:
+            table[name] = table[name].astype(str)
+        return cls(table, summary)
+
+    def _write_frames(self, staging: Path) -> None:
+        self.table_frame.to_csv(staging / self.TABLE_FILE, index=False, float_format="%.10g")
 
 
 _MOVED = {

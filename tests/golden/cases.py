@@ -115,7 +115,8 @@ def normalise(path: Path) -> bytes:
 
 
 def help_texts() -> Dict[str, str]:
-    """`ssdlab --help` and `ssdlab COMMAND --help` for every command, as printed at 100 columns."""
+    """`ssdlab --help` and `ssdlab COMMAND --help` for every command (and `ssdlab GROUP SUB --help`,
+    keyed ``GROUP-SUB``), as printed at 100 columns."""
     from click.testing import CliRunner
 
     from ssdlab.cli import cli
@@ -124,4 +125,6 @@ def help_texts() -> Dict[str, str]:
     texts = {"ssdlab": runner.invoke(cli, ["--help"], terminal_width=100).output}
     for name in sorted(cli.commands):
         texts[name] = runner.invoke(cli, [name, "--help"], terminal_width=100).output
+        for sub in sorted(getattr(cli.commands[name], "commands", {})):  # a group's subcommands (pts)
+            texts[f"{name}-{sub}"] = runner.invoke(cli, [name, sub, "--help"], terminal_width=100).output
     return texts

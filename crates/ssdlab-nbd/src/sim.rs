@@ -598,6 +598,7 @@ impl Sim {
             ios: self.ios,
             bytes: self.bytes,
             latency: self.latency.each_ref().map(LatencyRecorder::stats),
+            latency_rw: LatencyRecorder::merged_stats(&self.latency[..2]),
             counters: self.drive.counters().since(&self.counters_before),
             steady_state_at_s: None,
             position_done_ns: Vec::new(),

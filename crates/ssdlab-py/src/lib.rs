@@ -49,6 +49,23 @@ fn limits() -> String {
 }
 
 /// Preset names, default first.
+/// Bytes this process can still allocate (`ssdlab::memory`), or None when nothing says.
+#[pyfunction]
+fn available_memory() -> Option<u64> {
+    ssdlab::memory::available_memory()
+}
+
+/// Memory one 4 KiB unit holding content costs a content store of `mode` ("checksums" or
+/// "data"), about: what its memory budget counts.
+#[pyfunction]
+fn store_unit_bytes(mode: &str) -> PyResult<u64> {
+    guarded(|| {
+        let mode = mode.parse().map_err(|e| to_py(e, None))?;
+        let store = ssdlab::store::Store::new(mode, 8).map_err(|e| to_py(e, None))?;
+        Ok(store.bytes_per_unit())
+    })
+}
+
 #[pyfunction]
 fn preset_names() -> Vec<&'static str> {
     presets::names()
@@ -428,6 +445,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(available_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(store_unit_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;
     m.add_function(wrap_pyfunction!(describe_config, m)?)?;
     m.add_function(wrap_pyfunction!(with_user_capacity, m)?)?;

@@ -249,7 +249,7 @@ impl Store {
     }
 
     /// Memory one held unit costs, about (its map entry at a typical load, its bytes).
-    fn bytes_per_unit(&self) -> u64 {
+    pub fn bytes_per_unit(&self) -> u64 {
         match self.mode {
             StoreMode::Checksums => 2 * map_bytes(1, 8 * PER_UNIT),
             StoreMode::Data => 2 * map_bytes(1, 8) + UNIT_BYTES + 16,

@@ -62,6 +62,8 @@ __all__ = [
 ]
 
 FILL_BLOCK = 128 * 1024
+FILL_DEPTH = 32
+"""The queue depth of the sequential fill and of the torture's 4 KiB random writes (QD32, as the reviews ran them)."""
 PASS_BLOCK = 128 * 1024
 BUCKETS = 200  # 0.5 % of the span each
 MIB = 2.0**20
@@ -126,7 +128,7 @@ def consistency_on_device(
     with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
                     out_dir=out_dir) as (target, stage):
         span = _span(target.size_bytes, spare_area_pct, block_size)
-        s = open_session(target, stage, progress, on_start)
+        s = open_session(target, stage, progress, on_start, depth=max(qd, FILL_DEPTH))
         result = _consistency(s, span, spare_area_pct, duration_s, qd, block_size, label)
         if stage is not None:
             result.save(stage.path)
@@ -155,7 +157,7 @@ def _consistency(s: Session, span: int, spare_area_pct: float, duration_s: float
     s.notes += notes
     seconds = int(math.ceil(duration_s))
     jobs = [
-        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
+        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": FILL_DEPTH}, planned_bytes=span),
         runner.FioJobSpec("random-write", {
             "stonewall": True, "rw": "randwrite", "bs": block_size, "iodepth": qd, "time_based": True,
             "runtime": fio_time(duration_s), "log_avg_msec": 1000, "write_iops_log": "random-write",
@@ -278,8 +280,8 @@ def _fill_and_torture(s: Session, span: int, minutes: float) -> Tuple[str, List[
     4 KiB QD32 random writes."""
     method, notes = secure_erase(s.target)
     jobs = [
-        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": 32}, planned_bytes=span),
-        runner.FioJobSpec("torture", {"stonewall": True, "rw": "randwrite", "bs": 4096, "iodepth": 32,
+        runner.FioJobSpec("fill", {"rw": "write", "bs": FILL_BLOCK, "iodepth": FILL_DEPTH}, planned_bytes=span),
+        runner.FioJobSpec("torture", {"stonewall": True, "rw": "randwrite", "bs": 4096, "iodepth": FILL_DEPTH,
                                       "time_based": True, "runtime": fio_time(minutes * 60)},
                           planned_seconds=minutes * 60),
     ]
@@ -383,7 +385,7 @@ def run_procedure(
     with device_run(path, capacity=capacity, yes_destroy_data=yes_destroy_data, force_signatures=force_signatures,
                     out_dir=out_dir) as (target, stage):
         span = _pass_span(target.size_bytes, block_bytes)
-        s = open_session(target, stage, progress, on_start)
+        s = open_session(target, stage, progress, on_start, depth=max(queue_depth, FILL_DEPTH))
         result = _procedure(s, span, steps, scenario, progress, label, block_bytes, queue_depth, params)
         if stage is not None:
             from ssdlab.results import HdtachResult as SavedHdtach

@@ -28,23 +28,39 @@ offset modifiers, ``ignore_error``, CPU lists, files and directories) are left t
 `Reading.trap` says where fio accepted a value but read it otherwise than it looks (``bs= 4k`` is 4
 bytes, ``thinktime_spin=51h`` wraps at 32 bits) or printed an error, or silently skipped a part,
 and went on; ssdlab refuses those (``JobFile.fio_problem``).
+
+Why one module of this length (~950 lines): it is one piece of fio, parse.c's ``handle_option`` with
+the options.c callbacks it calls, and the order of its steps is fio's; split, each half would need
+the other's state to read one option. The C number readers it uses are `ssdlab.fio.cnumbers`.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ssdlab.fio import options as opts
 from ssdlab.fio.options import OptionSpec
+from ssdlab.fio.cnumbers import (
+    SPACE as _SPACE,
+    U64,
+    UINT_MAX,
+    ZONE_BASE_VAL,
+    c_lstrip,
+    s32,
+    s64,
+    strtoul,
+    strtoul_end,
+    atoi,
+    is_percent,
+    is_zone,
+    percent_of,
+    scan_float,
+    str_to_decimal,
+)
 
-U64 = 2**64
-LLONG_MAX = 2**63 - 1
-UINT_MAX = 2**32 - 1
-ZONE_BASE_VAL = 2**63
 BSSPLIT_MAX = 64
 ZONESPLIT_MAX = 256
 FIO_DEF_ZIPF = 1.1
@@ -64,216 +80,6 @@ _TYPE_NAMES = {
     "ull": "OPT_ULL", "bool": "OPT_BOOL", "float_list": "OPT_FLOAT_LIST", "str_set": "OPT_STR_SET",
     "str_val_zone": "OPT_STR_VAL_ZONE", "deprecated": "OPT_DEPRECATED", "soft_deprecated": "OPT_SOFT_DEPRECATED",
 }
-_SPACE = " \t\n\v\f\r"
-
-
-# -- C's number readers, as glibc does them ----------------------------------------------------------
-
-def _s64(n: int) -> int:
-    """`n` wrapped to a signed 64-bit number (C's long long arithmetic)."""
-    n %= U64
-    return n - U64 if n >= 2**63 else n
-
-
-def _s32(n: int) -> int:
-    n %= 2**32
-    return n - 2**32 if n >= 2**31 else n
-
-
-def _lstrip(s: str) -> str:
-    i = 0
-    while i < len(s) and s[i] in _SPACE:
-        i += 1
-    return s[i:]
-
-
-def _digits(s: str, i: int, base: int) -> int:
-    """Index just past the run of base-`base` digits (ASCII) starting at `i`."""
-    ok = "0123456789" if base == 10 else "0123456789abcdefABCDEF"
-    while i < len(s) and s[i] in ok:
-        i += 1
-    return i
-
-
-def strtoll(s: str, base: int) -> Tuple[int, int, bool]:
-    """C's strtoll: ``(value, characters read, overflowed)``; nothing read is ``(0, 0, False)``."""
-    i = len(s) - len(_lstrip(s))
-    neg = False
-    if i < len(s) and s[i] in "+-":
-        neg = s[i] == "-"
-        i += 1
-    if base == 16 and s[i:i + 2].lower() == "0x" and _digits(s, i + 2, 16) > i + 2:
-        i += 2
-    end = _digits(s, i, base)
-    if end == i:
-        return 0, 0, False
-    n = int(s[i:end], base)
-    if neg:
-        if n > 2**63:
-            return -(2**63), end, True
-        return -n, end, False
-    if n > LLONG_MAX:
-        return LLONG_MAX, end, True
-    return n, end, False
-
-
-def _strtoul_end(s: str, base: int) -> Tuple[int, int, bool]:
-    """C's strtoul: ``(value, characters read, overflowed)``."""
-    i = len(s) - len(_lstrip(s))
-    neg = False
-    if i < len(s) and s[i] in "+-":
-        neg = s[i] == "-"
-        i += 1
-    end = _digits(s, i, base)
-    if end == i:
-        return 0, 0, False
-    n = int(s[i:end], base)
-    if n >= U64:
-        return U64 - 1, end, True
-    return ((-n) % U64 if neg else n), end, False
-
-
-def _strtoul(s: str, base: int) -> Optional[int]:
-    """sscanf's %u / %x (glibc's strtoul, with an optional 0x before hex digits): None when no digits."""
-    if base == 16:
-        t = _lstrip(s)
-        sign = t[:1] if t[:1] in "+-" else ""
-        body = t[len(sign):]
-        if body[:2].lower() == "0x" and _digits(body, 2, 16) > 2:
-            s = sign + body[2:]
-    n, end, _ = _strtoul_end(s, base)
-    return None if end == 0 else n
-
-
-def atoi(s: str) -> int:
-    """C's atoi: (int) strtol(s, NULL, 10)."""
-    n, _, over = strtoll(s, 10)
-    return _s32(n)
-
-
-def scan_float(s: str) -> Optional[float]:
-    """``sscanf(s, "%lf")`` as glibc does it: the number at the start of `s`, None when there is
-    none. An exponent without digits is left out (``1e`` is 1), a partial ``infinity`` is no number."""
-    t = _lstrip(s)
-    neg = t[:1] == "-"
-    if t[:1] in "+-" and t:
-        t = t[1:]
-    low = t.lower()
-    if low.startswith("inf"):
-        rest = low[3:]
-        if rest[:1] == "i" and not rest.startswith("inity"):
-            return None
-        return float("-inf") if neg else float("inf")
-    if low.startswith("nan"):
-        return -float("nan") if neg else float("nan")
-    m = re.match(r"0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?", t)
-    if m:
-        whole, frac = m.group(1), m.group(2) or ""
-        if not whole and not frac:
-            if m.group(2) is None:
-                return None  # "0x" alone is no number to glibc, "0x." is 0
-            return -0.0 if neg else 0.0
-        e = re.match(r"[pP]([+-]?[0-9]+)", t[m.end():])
-        value = float.fromhex(f"0x{whole or '0'}.{frac or '0'}p{e.group(1) if e else 0}") \
-            if not e or abs(int(e.group(1))) < 100000 else (0.0 if e.group(1).startswith("-") else float("inf"))
-        return -value if neg else value
-    m = re.match(r"([0-9]*)(?:\.([0-9]*))?", t)
-    if not m or not (m.group(1) or m.group(2)):
-        return None
-    text = f"{m.group(1) or '0'}.{m.group(2) or '0'}"
-    e = re.match(r"[eE]([+-]?[0-9]+)", t[m.end():])
-    if e:
-        text += "e" + e.group(1)
-    value = float(text)
-    return -value if neg else value
-
-
-def _mult_bytes(p: Optional[str], kb_base: int) -> Tuple[int, bool]:
-    """parse.c ``__get_mult_bytes``: ``(multiplier, is a percentage)``."""
-    if p is None:
-        return 1, False
-    c = p.lower()
-    for i, ch in enumerate(c):
-        if ch in ":-,/":
-            c = c[:i]
-            break
-    pow_, mult = 0, kb_base
-    flip = 1000 if kb_base == 1024 else 1024 if kb_base == 1000 else kb_base
-    for n, word in enumerate(("kib", "mib", "gib", "tib", "pib")):
-        if c.startswith(word):
-            return flip ** (n + 1), False
-    for n, letter in enumerate("kmgtp"):
-        if c.startswith(letter):
-            pow_ = n + 1
-            break
-    else:
-        if c.startswith("%"):
-            return 1, True
-    return mult ** pow_, False
-
-
-def _get_mult_bytes(s: str, kb_base: int) -> Tuple[int, bool]:
-    """parse.c ``get_mult_bytes``: the suffix after the leading digits (and signs before them)."""
-    if len(s) < 2:
-        return _mult_bytes(s, kb_base)
-    i, digit_seen = 0, False
-    while i < len(s):
-        ch = s[i]
-        if not ch.isdigit() or not ch.isascii():
-            if ch not in "+-" or digit_seen:
-                break
-        digit_seen |= ch.isdigit()
-        i += 1
-    rest = s[i:]
-    if not rest or not (rest[0].isascii() and rest[0].isalpha()) and rest[0] != "%":
-        return 1, False
-    return _mult_bytes(rest, kb_base)
-
-
-def _get_mult_time(s: str, is_seconds: bool) -> int:
-    """parse.c ``get_mult_time``: microseconds per unit of the word after the number."""
-    i = 0
-    while i < len(s) and ((s[i].isascii() and s[i].isdigit()) or s[i] in "+-"):
-        i += 1
-    rest = s[i:]
-    if not rest or not (rest[0].isascii() and rest[0].isalpha()):
-        return 1_000_000 if is_seconds else 1
-    c = rest.lower()
-    if c.startswith("us"):
-        return 1
-    if c.startswith("ms"):
-        return 1000
-    return {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}.get(c, 1)
-
-
-def str_to_decimal(s: str, kilo: bool, kb_base: int = 1024, is_seconds: bool = False) -> Optional[int]:
-    """parse.c ``str_to_decimal`` (fio built without arithmetic): the value as a signed 64-bit
-    number, None when fio fails to read it."""
-    if not s:
-        return None
-    base = 16 if ("0x" in s or "0X" in s) else 10
-    val, end, over = strtoll(s, base)
-    if val == 0 and end == 0:
-        return None
-    if val == LLONG_MAX and over:
-        return None
-    if kilo:
-        mult, perc = _get_mult_bytes(s, kb_base)
-        return _s64(-1 - val) if perc else _s64(val * mult)
-    return _s64(val * _get_mult_time(s, is_seconds))
-
-
-def is_percent(v: int) -> bool:
-    """parse.h ``parse_is_percent``: a size read from ``N%`` (N at most 100)."""
-    return v % U64 >= U64 - 101
-
-
-def percent_of(v: int) -> int:
-    return (-1 - v) % U64
-
-
-def is_zone(v: int) -> bool:
-    return ((v % U64) - ZONE_BASE_VAL) % U64 <= UINT_MAX
 
 
 # -- one option --------------------------------------------------------------------------------------
@@ -409,7 +215,7 @@ class _Handler:
         if ptr.endswith("z"):
             if o.fio != "str_val_zone":
                 return self.err(f"{o.name}: 'z' suffix isn't applicable")
-            n, end, over = _strtoul_end(ptr, 10)
+            n, end, over = strtoul_end(ptr, 10)
             if over or end == 0 or ptr[end:end + 1] != "z":
                 return self.err(f"{o.name}: unexpected zone value '{ptr}'")
             return self.store_number(ZONE_BASE_VAL + n % 2**32, first, more, curr)
@@ -422,12 +228,12 @@ class _Handler:
         if v is None:
             self.r.debug.append("  ret=1, out=?")
             return self.skip(tmp)
-        if tmp[:1] in (" ", "\t") and str_to_decimal(_lstrip(tmp), not is_time, self.kb, o.seconds) != v:
+        if tmp[:1] in (" ", "\t") and str_to_decimal(c_lstrip(tmp), not is_time, self.kb, o.seconds) != v:
             self.r.blanks.append(tmp)
         ull = v % U64
         self.r.debug.append(f"  ret=0, out={ull}")
         if o.fio == "int" and not -(2**31) <= v <= UINT_MAX:
-            self.r.wrapped.append((tmp, _s32(ull)))
+            self.r.wrapped.append((tmp, s32(ull)))
         if o.pow2 and (ull == 0 or ull & (ull - 1)):
             return self.err(f"{o.name}: must be a power-of-2")
         is_uint = o.fio == "int"
@@ -436,14 +242,14 @@ class _Handler:
         if _too_large(ull, maxval, is_uint):
             return self.err(f"{o.name}: max value out of range: {ull} ({maxval} max)")
         if _too_small(ull, minval, is_uint):
-            return self.err(f"{o.name}: min value out of range: {_s64(ull)} ({minval} min)")
+            return self.err(f"{o.name}: min value out of range: {s64(ull)} ({minval} min)")
         return self.store_number(ull, first, more, curr)
 
     def store_number(self, ull: int, first: bool, more: bool, curr: int) -> int:
         o = self.o
         if o.cb:
             return self.callback_number(ull)
-        value = _s32(ull) if o.fio == "int" else ull
+        value = s32(ull) if o.fio == "int" else ull
         if o.slots == 1:
             if first:
                 self.state[o.name] = value
@@ -492,10 +298,10 @@ class _Handler:
                 self.state[o.name] = ull
             return 0
         if cb == "rwmix":
-            self.state[o.name] = _s32(ull) if o.fio == "int" else ull
+            self.state[o.name] = s32(ull) if o.fio == "int" else ull
             return 0
         # cpumask (dryrun), sqthread_poll_cpu: stored
-        self.state[o.name] = _s32(ull) if o.fio == "int" else ull
+        self.state[o.name] = s32(ull) if o.fio == "int" else ull
         return 0
 
     def floats(self, ptr: str, first: bool, curr: int) -> int:
@@ -536,7 +342,7 @@ class _Handler:
                     if colon >= 0:
                         self.state[o.name] = ptr[:colon]
                         if ival == "external":
-                            path = _lstrip(ptr[colon + 1:]).rstrip(_SPACE)
+                            path = c_lstrip(ptr[colon + 1:]).rstrip(_SPACE)
                             try:
                                 ok = stat.S_ISREG(os.stat(path).st_mode)
                             except (OSError, ValueError):
@@ -563,7 +369,7 @@ class _Handler:
         if lo is None or hi is None:
             return self.skip(tmp)
         for t in (tmp[:sep], tmp[sep + 1:]):
-            if t[:1] in (" ", "\t") and str_to_decimal(_lstrip(t), True, self.kb) != str_to_decimal(t, True, self.kb):
+            if t[:1] in (" ", "\t") and str_to_decimal(c_lstrip(t), True, self.kb) != str_to_decimal(t, True, self.kb):
                 self.r.blanks.append(t)
         if lo > hi:
             lo, hi = hi, lo
@@ -594,11 +400,11 @@ class _Handler:
             if not ptr:
                 self.r.debug.append("  ret=1, out=0")
                 return self.skip(ptr)
-            u = _strtoul(ptr, 16 if ("0x" in ptr or "0X" in ptr) else 10)
+            u = strtoul(ptr, 16 if ("0x" in ptr or "0X" in ptr) else 10)
             if u is None:
                 self.r.debug.append("  ret=1, out=0")
                 return self.skip(ptr)
-            il = _s32(u % 2**32)
+            il = s32(u % 2**32)
         self.r.debug.append(f"  ret=0, out={il}")
         maxval = 1 if o.fio == "bool" else (o.hi or 0)
         if maxval and il > maxval:
@@ -755,7 +561,7 @@ class _Handler:
                     perc = 100
                 fill = ((100 - perc) % 2**32) // missing
                 percs = [fill if p == 2**32 - 1 else p for p in percs]
-            entries = sorted(zip((v for v, _ in split), percs), key=lambda e: _s32(e[1]))
+            entries = sorted(zip((v for v, _ in split), percs), key=lambda e: s32(e[1]))
             mixes[d] = tuple(entries)
             return 0
 
@@ -865,8 +671,8 @@ def _too_large(val: int, maxval: int, is_uint: bool) -> bool:
     if not maxval:
         return False
     if is_uint:
-        if _s32(val) < 0:
-            return _s32(val) > _s32(maxval)
+        if s32(val) < 0:
+            return s32(val) > s32(maxval)
         return (val % 2**32) > maxval
     return val > maxval
 
@@ -875,7 +681,7 @@ def _too_small(val: int, minval: int, is_uint: bool) -> bool:
     if not minval:
         return False
     if is_uint:
-        return _s32(val) < minval
+        return s32(val) < minval
     return val < minval % U64
 
 
@@ -905,7 +711,7 @@ def _postfix(text: str) -> Optional[str]:
 
 def _strip(s: str) -> str:
     """parse.c ``strip_blank_front`` and ``strip_blank_end`` (which also cuts at ';' and '#')."""
-    s = _lstrip(s)
+    s = c_lstrip(s)
     for ch in ";#":
         i = s.find(ch)
         if i >= 0:
@@ -1127,7 +933,7 @@ def _trap(r: Reading, spec: OptionSpec, kb_base: int, state: Dict[str, Any]) -> 
     if spec.fio in ("str_store", "str") and not spec.choices:
         changed = True
     else:
-        scratch = Reading(r.name, _lstrip(v), spec)
+        scratch = Reading(r.name, c_lstrip(v), spec)
         again = dict(state)
         changed = _Handler(spec, kb_base, scratch, again).handle(scratch.value) != 0 or \
             typed_value(spec, again) != r.typed

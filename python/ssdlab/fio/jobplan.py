@@ -25,8 +25,12 @@ randseed                  seed (otherwise derived from --seed and the step index
 norandommap               random_map = false (fio's default random map: true)
 random_distribution       distribution (zipf, pareto, normal, zoned, zoned_abs; random offsets)
 ss / ss_dur / ss_ramp     steady_state {metric, criterion, limit, percent, window_s, ramp_s}
-startdelay                an idle step before the job
-ramp_time                 an unreported run step of that length before the job
+startdelay                a job alone: an idle step before it; jobs that run together:
+                          start_delay_s (each starts at its own time). A range LOW-HIGH is
+                          drawn as fio draws it (``ssdlab.fio.startdelay``)
+ramp_time                 a job alone: an unreported run step of that length before it; jobs
+                          that run together: ramp_s (the ramp's requests are left out of the
+                          job's figures as fio leaves them out, and count towards its size)
 log_avg_msec              interval_ms (1000 when unset: the simulator cannot log every IO)
 ========================  =====================================================================
 """
@@ -47,6 +51,7 @@ from ssdlab.fio.jobfile import JobDef, RawOption, parse_bool, parse_float, parse
 from ssdlab.fio.jobopts import DIR_INDEX, JobOptions, bool_option, is_set, split_dirs
 from ssdlab.fio.validate import MAX_LOG_MSEC, MAX_NUMBER_IOS, MAX_RATE_IOPS
 from ssdlab.fio import semantics as fio_semantics
+from ssdlab.fio import startdelay as start_delay
 from ssdlab.fio import verify as fio_verify
 
 # fio's default percentile list (stat.c); the core reports exactly these.
@@ -110,6 +115,50 @@ class JobPlan:
     planned_bytes: Optional[int] = None  # the IO a job without runtime= moves (None: bounded by time)
     semantics: Optional[fio_semantics.Semantics] = None  # rate process and floor, latency target, flow, exit...
     work_option: Optional[RawOption] = None  # the option that sets planned_bytes, for the refusal
+    start_delay_us: Tuple[int, int] = (0, 0)  # startdelay's low and high ends (fio draws between them)
+    start_delay_s: float = 0.0  # the delay drawn for this job (`set_start`)
+    ramp_s: float = 0.0  # ramp_time
+    warm: Optional[Dict[str, Any]] = None  # a job alone: its ramp's unreported workload
+
+
+def set_start(p: JobPlan, thread_number: int, together: bool) -> None:
+    """The job's start delay drawn as fio draws it for its `thread_number` (1-based: its place
+    among the file's jobs, numjobs clones included), and its steps: a job alone idles for the
+    delay and runs its ramp as an unreported phase before the measured one; a job that runs with
+    others has one workload that starts and ramps on its own (the core's ``start_delay_s``,
+    ``ramp_s``)."""
+    low, high = p.start_delay_us
+    delay_us = low
+    if high > low:
+        j = JobOptions(p.job)
+        seed = j.get("randseed")
+        gen = j.get("random_generator")
+        delay_us = start_delay.draw_us(
+            low, high, thread_number,
+            randseed=parse_int(seed, 0) if seed is not None else None,
+            allrandrepeat=bool_option(j, "allrandrepeat", False),
+            use64=gen is not None and (gen.value or "").strip() == "tausworthe64")
+    p.start_delay_s = delay_us / 1e6
+    if together:
+        w = p.workload
+        w.pop("start_delay_s", None)
+        w.pop("ramp_s", None)
+        if p.start_delay_s > 0:
+            w["start_delay_s"] = p.start_delay_s
+        if p.ramp_s > 0:
+            w["ramp_s"] = p.ramp_s
+        p.steps = [{"step": "run", "workload": w}]
+        return
+    steps: List[Dict[str, Any]] = []
+    if p.start_delay_s > 0:
+        steps.append({"step": "idle", "seconds": p.start_delay_s})
+    if p.warm is not None:
+        steps.append({"step": "run", "workload": p.warm})
+        note = f"job '{p.name}': ramp_time runs as its own unreported phase; a sequential job restarts at its first block after it"
+        if note not in p.notes:
+            p.notes.append(note)
+    steps.append({"step": "run", "workload": p.workload})
+    p.steps = steps
 
 
 def _engine(j: JobOptions) -> str:
@@ -135,6 +184,21 @@ def _seconds(o: RawOption, who: str) -> float:
         raise o.error(f"{who}: {o.name}={shown(o.value or '')} is {v:g} s, more than the {MAX_SCHEDULED_SECONDS:g} s a "
                       f"simulated drive can be scheduled for")
     return v
+
+
+def _start_delay(o: RawOption, who: str) -> Tuple[int, int]:
+    """startdelay's low and high ends in microseconds, split as fio splits them (one value is
+    both ends)."""
+    low_text, high_text = start_delay.split_range((o.value or "").strip())
+    low, high = (parse_time_us(o, 1_000_000, part) for part in (low_text, high_text))
+    for v in (low, high):
+        if v / 1e6 > MAX_SCHEDULED_SECONDS:
+            raise o.error(f"{who}: {o.name}={shown(o.value or '')} is {v / 1e6:g} s, more than the "
+                          f"{MAX_SCHEDULED_SECONDS:g} s a simulated drive can be scheduled for")
+    if high < low:
+        raise o.error(f"{who}: {o.name}={shown(o.value or '')}: the range's high end is below its low end (fio "
+                      f"would draw from a wrapped-around range)")
+    return low, high
 
 
 def _check_intervals(o: RawOption, who: str, seconds: float, log_msec: int) -> None:
@@ -508,15 +572,12 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str], clo
         plan_notes.append(f"{who}: blockalign turns fio's random map off (fio: 'Any use of blockalign= turns off "
                           f"randommap'): offsets are drawn with replacement")
 
-    steps: List[Dict[str, Any]] = []
     sd = j.get("startdelay")
+    delay_us = (0, 0)
     if sd is not None:
-        if sd.value and any(c in sd.value for c in "-:"):
-            raise sd.error(f"startdelay={sd.value}: ranges are not supported by the simulator")
-        delay = _seconds(sd, who)
-        if delay > 0:
-            steps.append({"step": "idle", "seconds": delay})
+        delay_us = _start_delay(sd, who)
     rt = j.get("ramp_time")
+    ramp, warm = 0.0, None
     if rt is not None:
         ramp = _seconds(rt, who)
         _check_intervals(rt, who, ramp, log_msec)
@@ -527,9 +588,7 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str], clo
                 warm.pop(key, None)
             if "latency_target" in workload:
                 warm["queue_depth"] = 1  # the search's depth while fio ramps (lat_target_init)
-            steps.append({"step": "run", "workload": warm})
-            plan_notes.append(f"{who}: ramp_time runs as its own unreported phase; a sequential job restarts at its first block after it")
-    steps.append({"step": "run", "workload": workload})
+    steps: List[Dict[str, Any]] = []  # set_start makes them, once the job's place is known
 
     return JobPlan(
         job=job, name=name, index=job.index, groupid=groupid,
@@ -540,4 +599,5 @@ def job_plan(j: JobOptions, user_bytes: int, groupid: int, notes: List[str], clo
         clat_percentiles=clat_pct, lat_percentiles=lat_pct,
         steady_state=steady, steady_state_text=steady_text, requirements=requirements,
         notes=plan_notes, planned_bytes=planned_bytes, work_option=work_option, semantics=sem,
+        start_delay_us=delay_us, ramp_s=ramp, warm=warm,
     )

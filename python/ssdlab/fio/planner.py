@@ -21,7 +21,7 @@ from ssdlab.limits import MAX_QUEUE_DEPTH
 from ssdlab.sizes import format_size
 from ssdlab.fio.jobfile import JobDef, JobFile, RawOption, parse_int, shown
 from ssdlab.fio.jobopts import JobOptions, bool_option, is_set, options_dict
-from ssdlab.fio.jobplan import JobPlan, job_plan
+from ssdlab.fio.jobplan import JobPlan, job_plan, set_start
 from ssdlab.fio import verify as fio_verify
 from ssdlab.fio.validate import check_known, check_values
 
@@ -202,16 +202,7 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
             clone.clone = c
             if clone.workload.get("seed") is not None:
                 clone.workload["seed"] = (clone.workload["seed"] + c) % 2**64
-            clone.steps = [dict(st, workload=clone.workload) if st.get("workload") is first.workload else
-                           copy.deepcopy(st) for st in first.steps]
             members.append(clone)
-        if (not stonewall or clones > 1) and any(len(m.steps) > 1 for m in members):
-            raise SsdlabError(f"{job.where}: job '{job.name}' runs at the same time as other jobs (no stonewall, or "
-                              f"numjobs); startdelay and ramp_time are not supported for jobs that run together -- "
-                              f"remove them, or add 'stonewall'")
-        if not stonewall and together and any(len(plans[k].steps) > 1 for k in together[-1]):
-            raise SsdlabError(f"{job.where}: job '{job.name}' would run at the same time as '{jobs[i - 1].name}', "
-                              f"which has startdelay or ramp_time; not supported for jobs that run together")
         indices = list(range(len(plans), len(plans) + len(members)))
         if stonewall or not together:
             together.append(indices)
@@ -226,6 +217,10 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
                         f"flight (their iodepths summed, numjobs clones included); the simulated drive takes at most "
                         f"{MAX_QUEUE_DEPTH} -- lower iodepth or numjobs, or add 'stonewall'")
     for group in together:
+        for k in group:  # fio numbers its jobs from 1 in file order, each clone right after its job
+            set_start(plans[k], k + 1, len(group) > 1)
+        if len(group) > 1:
+            _check_together_ramp(plans, group)
         locked = [lf for lf in (plans[k].job.get("lockfile") for k in group)
                   if lf is not None and (lf.value or "").strip() != "none"]
         if len(group) > 1 and locked:
@@ -242,6 +237,26 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
         notes.append("accepted, no effect on the simulated drive: " + ", ".join(host_used))
     fio_verify.assign(plans, notes)  # writer numbers and file names, clones included
     return FioPlan(jobfile.path, user_bytes, plans, notes, options_dict(jobfile.global_options), together)
+
+
+def _check_together_ramp(plans: List[JobPlan], group: List[int]) -> None:
+    """A ramp on a job that runs with others is the core's (``ramp_s``): its requests are left out
+    of the job's figures as fio leaves them out. Refused where the ramp would change more than
+    the figures: a latency target (fio searches from depth 1 again after the ramp) and verify
+    (what the ramp wrote is read back)."""
+    for k in group:
+        p = plans[k]
+        if p.ramp_s <= 0:
+            continue
+        rt = JobOptions(p.job).get("ramp_time")
+        assert rt is not None
+        for key, what in (("latency_target", "latency_target"), ("verify", "verify")):
+            if p.workload.get(key) is not None:
+                raise rt.error(f"job '{p.name}': ramp_time with {what} on a job that runs at the same time as other jobs "
+                               f"is not simulated -- remove ramp_time, or add 'stonewall' (and numjobs=1) so the job "
+                               f"runs alone")
+        p.notes.append(f"job '{p.name}': ramp_time: its first {p.ramp_s:g} s of requests are left out of its figures, "
+                       f"as fio leaves them out; they count towards its size")
 
 
 def _job_control(plans: List[JobPlan], together: List[List[int]], notes: List[str]) -> None:

@@ -6,9 +6,11 @@ the JSON result and logs back.
 job from fio's once-a-second status documents; the last document is the result. Ctrl-C stops fio
 (SIGINT, then SIGKILL after 10 s) and raises KeyboardInterrupt.
 
-`probe_io(target)` finds the fastest engine that works on the target -- io_uring, then libaio, then
-psync -- with O_DIRECT where the filesystem allows it (tmpfs does not: the run then goes through
-the page cache, with a note). The probe only reads 4 KiB, under fio's ``--readonly``.
+`probe_io(target, depth)` finds the fastest engine that works on the target at the run's deepest
+queue -- io_uring, then libaio, then psync -- with O_DIRECT where the filesystem allows it (tmpfs
+does not: the run then goes through the page cache, with a note). io_uring holds at most 32768
+requests in flight (the kernel's IORING_MAX_ENTRIES; fio does not ask it to clamp), so a deeper
+``--qd`` runs on libaio. The probe only reads 4 KiB, under fio's ``--readonly``.
 """
 
 from __future__ import annotations
@@ -65,15 +67,17 @@ class IoSetup:
     notes: List[str] = field(default_factory=list)
 
 
-def probe_io(target: Path, size: int = 4096) -> IoSetup:
-    """The first engine (and O_DIRECT setting) with which fio can read 4 KiB of `target`."""
+def probe_io(target: Path, size: int = 4096, depth: int = 1) -> IoSetup:
+    """The first engine (and O_DIRECT setting) with which fio can read 4 KiB of `target` with a
+    queue of `depth` requests (the deepest the run uses: an engine that cannot set up that queue,
+    such as io_uring beyond 32768, is passed over instead of failing the run half-way)."""
     fio = fio_path()
     errors: List[str] = []
     for direct in (True, False):
         for engine in ENGINES:
             cmd = [fio, "--readonly", "--name=ssdlab-probe", f"--filename={target}", f"--ioengine={engine}",
                    f"--direct={int(direct)}", "--rw=read", "--bs=4k", f"--size={max(size, 4096)}",
-                   "--output-format=json", "--thread"]
+                   f"--iodepth={max(int(depth), 1)}", "--output-format=json", "--thread"]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             if r.returncode == 0:
                 notes = []
@@ -85,7 +89,9 @@ def probe_io(target: Path, size: int = 4096) -> IoSetup:
                         f"cache is part of what is measured"
                     )
                 if engine != ENGINES[0]:
-                    notes.append(f"ioengine={engine} ({', '.join(e for e in ENGINES[:ENGINES.index(engine)])} did not work here)")
+                    at = f" at QD{depth}" if depth > 1 else ""
+                    notes.append(f"ioengine={engine} ({', '.join(e for e in ENGINES[:ENGINES.index(engine)])} did not "
+                                 f"work here{at})")
                 return IoSetup(engine, direct, notes)
             errors.append((r.stderr.strip().splitlines() or ["?"])[-1])
     raise SsdlabError(f"{target}: fio cannot read it with any engine ({errors[-1]})")

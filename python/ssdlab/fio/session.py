@@ -179,10 +179,13 @@ def device_run(path: PathLike, *, capacity: Optional[int], yes_destroy_data: boo
 
 
 def open_session(target: Target, stage: Optional[ResultStage], progress: bool,
-                  on_start: Optional[Callable[[Target], None]] = None) -> Session:
+                  on_start: Optional[Callable[[Target], None]] = None, depth: int = 1) -> Session:
+    """The session of a device run whose deepest queue is `depth` requests: the IO engine is
+    chosen for that depth (`runner.probe_io`), so a documented queue depth never fails in fio's
+    engine set-up after the target was erased."""
     if on_start is not None:
         on_start(target)
-    io = runner.probe_io(target.path)
+    io = runner.probe_io(target.path, depth=depth)
     if not io.direct and not target.is_file:
         raise SsdlabError(f"{target.path}: fio cannot open the device with O_DIRECT; refusing a buffered run on a device")
     if stage is not None:

@@ -85,6 +85,11 @@ def check_values(j: JobOptions) -> None:
             parse_int(o, lo, hi)
         elif t in ("size", "size%"):
             parse_size(o, j.kb_base, allow_percent=t == "size%")
+        elif t in ("time_s", "time_us") and s.name == "startdelay":  # LOW-HIGH, as fio splits it
+            from ssdlab.fio.startdelay import split_range
+
+            for part in split_range((o.value or "").strip()):
+                parse_time_us(o, 1_000_000, part)
         elif t in ("time_s", "time_us"):
             parse_time_us(o, 1_000_000 if t == "time_s" else 1)
         elif t == "lock":

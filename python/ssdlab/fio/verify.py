@@ -234,6 +234,7 @@ def spec(j: JobOptions, *, name: str, core_rw: str, pattern_kind: str, dirs: str
         "pass_bytes": 0 if time_based else min(total, cap),
         "loops": max(loops, 1),
         "limit_bytes": io_size or 0,
+        "issue_cap_bytes": 0 if time_based else cap,  # fio's io_issue_bytes_exceeded, over all loops
         "max_block": sizes.largest,
         "check_reads": reads and not writes,
         "writer": 0,
@@ -289,3 +290,79 @@ def runtimes_ms(phase: Dict[str, Any]) -> Optional[tuple]:
     if not v or (not v.get("verify_ns") and not v.get("phantom_writes") and not v.get("write_ns")):
         return None
     return (int(round(v["verify_ns"] / 1e6)), int(round(v["write_ns"] / 1e6)))
+
+
+UNIT = 4096
+
+
+def store_units_bound(jobs: List[Any], user_bytes: int) -> Optional[Dict[str, Any]]:
+    """At most how many 4 KiB units the content store will hold for the verifying jobs that write,
+    when every one of them writes sequentially (None otherwise, or with none): each job's planned
+    writes (``issue_cap_bytes``, fio's io_size x loops), at most the share of its region it
+    touches (``bs`` of every ``bs`` + skip with an offset modifier such as ``rw=write:112k``); and
+    all of them together at most that share of the union of their regions (jobs whose regions
+    overlap write the same places). A sequential pass writes distinct blocks, so for jobs that
+    write less than a pass the bound is what they hold."""
+    writers = [p for p in jobs if (p.workload.get("verify") or {}).get("writes")]
+    if not writers or any(p.workload.get("pattern") != "sequential" for p in writers):
+        return None
+    total = 0
+    spans = []
+    most_share = 0.0
+    for p in writers:
+        w, v = p.workload, p.workload["verify"]
+        offset = int(w.get("offset_bytes", 0))
+        span = int(w.get("span_bytes") or user_bytes - offset)
+        block = int(v.get("max_block") or w.get("block_bytes", UNIT))
+        seq = w.get("sequencer") or {}
+        skip = int(seq.get("add_bytes", 0)) if int(seq.get("every", 1)) == 1 else 0
+        share = block / (block + skip) if skip > 0 else 1.0
+        aligned = offset % UNIT == 0 and block % UNIT == 0 and (block + skip) % UNIT == 0
+        spread = 1.0 if aligned else (block + UNIT) / block  # a request that straddles units touches one more
+        planned = int(v.get("issue_cap_bytes") or span)
+        total += math.ceil(min(planned, span * share) * spread / UNIT)
+        spans.append((offset, offset + span))
+        most_share = max(most_share, share * spread)
+    union = 0
+    end = -1
+    for a, b in sorted(spans):
+        if a > end:
+            union += b - a
+            end = b
+        elif b > end:
+            union += b - end
+            end = b
+    units = min(total, math.ceil(union * most_share / UNIT))
+    return {"units": units, "union_bytes": union, "writers": len(writers), "first": writers[0]}
+
+
+def store_peak_bytes(units: int, unit_bytes: int) -> int:
+    """The most memory a checksum store holding `units` units takes on the way there: its hash map
+    keeps one bucket of ``unit_bytes / 2`` per slot (`ssdlab._core.store_unit_bytes` counts two,
+    for a typical load), at most 7/8 of a power of two of them full, and while it grows into the
+    next power of two the old half-size table is still there."""
+    buckets = 1 << max(math.ceil(units * 8 / 7) - 1, 0).bit_length()
+    return buckets * (unit_bytes // 2) * 3 // 2
+
+
+def check_store_memory(jobs: List[Any], user_bytes: int, table_bytes: int, unit_bytes: int,
+                       available: Optional[int]) -> None:
+    """Refuses, before anything runs, a job file whose verifying jobs' content store would not fit
+    in memory next to the drive's mapping tables (`store_units_bound`, `store_peak_bytes`): the
+    run would otherwise stop partway, or be killed, when the store grows past what is left."""
+    bound = store_units_bound(jobs, user_bytes)
+    if bound is None or available is None:
+        return
+    store = store_peak_bytes(bound["units"], unit_bytes)
+    if table_bytes + store <= available / 10 * 9:
+        return
+    from ssdlab.sizes import format_size
+
+    p = bound["first"]
+    who = f"job '{p.name}'" + (f" and the {bound['writers'] - 1} other verifying jobs" if bound["writers"] > 1 else "")
+    raise SsdlabError(
+        f"{p.job.where}: {who} would leave up to {bound['units'] / 1e6:.1f} million 4 KiB units of verify content "
+        f"across {format_size(bound['union_bytes'])} of the drive; the content store for them takes up to about "
+        f"{format_size(store)} while its table grows, and the drive's mapping tables {format_size(table_bytes)}: "
+        f"more than the {format_size(available)} this process can allocate -- simulate a smaller drive "
+        f"(--capacity), write less, or run on a machine with more memory")

@@ -193,7 +193,8 @@ class Scenario:
     `report_runs`: the report's run classes that read its results. `report_section`: a function of
     the loaded runs giving its sections of the HTML report (empty when it has none there).
     `order`: the option keys in --help order, when that is not its own options then the groups'
-    (``consistency`` interleaves them); empty for that order.
+    (``consistency`` interleaves them); empty for that order. `group`: the command group it is a
+    subcommand of (``pts``: ``pts-iops`` is ``ssdlab pts iops``), None for a top-level command.
     """
 
     name: str
@@ -209,6 +210,18 @@ class Scenario:
     context: bool = False  # the command takes click's context first
     extra: Dict[str, Any] = field(default_factory=dict)
     order: Tuple[str, ...] = ()
+    group: Optional[str] = None
+
+    @property
+    def command_name(self) -> str:
+        """The command's name on the command line: the scenario's name, less its group's prefix."""
+        prefix = f"{self.group}-" if self.group else ""
+        return self.name[len(prefix):] if prefix and self.name.startswith(prefix) else self.name
+
+    @property
+    def command_path(self) -> Tuple[str, ...]:
+        """What follows ``ssdlab`` to run it: ``("pts", "iops")`` or ``("consistency",)``."""
+        return (self.group, self.command_name) if self.group else (self.name,)
 
     def all_options(self) -> Tuple[Opt, ...]:
         return self.options + tuple(o for group in self.groups for o in group)
@@ -224,7 +237,7 @@ class Scenario:
         options = self.all_options()
         if self.order:
             options = tuple(sorted(options, key=lambda o: self.order.index(o.key)))
-        return click.command(self.name)(apply_options(body, options))
+        return click.command(self.command_name)(apply_options(body, options))
 
 
 
@@ -239,3 +252,21 @@ def spec_path(value: Any, spec_dir: Path) -> Path:
         raise SsdlabError("must be a file name")
     path = Path(value).expanduser()
     return path if path.is_absolute() else spec_dir / path
+
+
+def spec_file(value: Any, spec_dir: Path, what: str, hint: str = "") -> Path:
+    """A file a spec names (`spec_path`) that must exist: a missing one, and one that cannot even be
+    looked at (a name longer than the file system takes, a directory on the way that cannot be
+    searched: `Path.is_file` raises those as OSError), are one-line `SsdlabError`s naming `what`."""
+    path = spec_path(value, spec_dir)
+    text = str(path)
+    shown = text if len(text) <= 100 else f"{text[:60]}...({len(text)} characters)"
+    try:
+        found = path.is_file()
+    except OSError as err:
+        raise SsdlabError(f"cannot look for the {what} {shown} ({err.strerror or err}); give a path relative to the "
+                          f"spec's directory, or an absolute one{hint}") from None
+    if not found:
+        raise SsdlabError(f"no such {what} ({shown}); give a path relative to the spec's directory, or an absolute "
+                          f"one{hint}")
+    return path

@@ -20,7 +20,7 @@ def options_table() -> str:
     result options once, at the end)."""
     lines = []
     for entry in all_scenarios():
-        lines += [f"`ssdlab {entry.name}`", "", "| option | API keyword | default | accepted values |",
+        lines += [f"`ssdlab {' '.join(entry.command_path)}`", "", "| option | API keyword | default | accepted values |",
                   "|---|---|---|---|"]
         lines += [o.doc_row() for o in entry.options]
         lines.append("")

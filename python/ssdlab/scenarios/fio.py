@@ -19,7 +19,7 @@ import click
 from ssdlab import cli_values as cv
 from ssdlab.config import GC_POLICIES, DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, drive_figures, spec_path
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, drive_figures, spec_file
 from ssdlab.scenarios.shared import DEVICE
 from ssdlab.sizes import format_size
 
@@ -32,11 +32,7 @@ NAME = "fio"
 
 
 def _jobfile(value: Any, spec_dir: Path) -> Path:
-    path = spec_path(value, spec_dir)
-    if not path.is_file():
-        raise SsdlabError(f"no such job file ({path}); give a path relative to the spec's directory, or an absolute "
-                          f"one")
-    return path
+    return spec_file(value, spec_dir, "job file")
 
 
 def _words(value: Any, spec_dir: Path) -> List[str]:

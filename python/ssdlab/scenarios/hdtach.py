@@ -35,13 +35,10 @@ from ssdlab.report.load import Run, num
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import (
-    PathLike,
-    ProcedureResult,
+    TableResult,
     check_output_dir,
     plain,
     procedure_summary,
-    read_csv,
-    read_summary,
     subtitle,
 )
 from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
@@ -172,7 +169,7 @@ def hdtach(
 # -- the result (hdtach's and torture's) ------------------------------------------------------------
 
 
-class HdtachResult(ProcedureResult):
+class HdtachResult(TableResult):
     """An HD Tach-style run: ``hdtach`` (a clean pass, optionally one after torture) or ``torture``
     (performance over time & TRIM) (docs/results.md, section *hdtach and torture*).
 
@@ -188,17 +185,15 @@ class HdtachResult(ProcedureResult):
 
     SCENARIOS = ("hdtach", "torture")
     FILES = FILES
+    COLUMNS = COLUMNS
+    TABLE_FILE = "hdtach.csv"
+    FINITE = ("position_pct", "mb_s")
+    TEXT_COLUMNS = ("pass",)
 
-    def __init__(
-        self,
-        passes: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.passes = passes
-        super().__init__(summary, config=config, steps=steps)
+    @property
+    def passes(self) -> pd.DataFrame:
+        """One row per 0.5 % position bucket of each pass."""
+        return self.table_frame
 
     def __repr__(self) -> str:
         rows = "; ".join(
@@ -254,15 +249,6 @@ class HdtachResult(ProcedureResult):
             summary["torture_write_amplification"] = core_summary["torture_write_amplification"]
         return cls(passes, plain(summary), config=config, steps=steps)
 
-    @classmethod
-    def load(cls, directory: PathLike) -> HdtachResult:
-        """Reads a saved hdtach or torture result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        passes = read_csv(d, "hdtach.csv", COLUMNS, finite=("position_pct", "mb_s"))
-        passes["pass"] = passes["pass"].astype(str)
-        return cls(passes, summary)
-
     def subtitle(self) -> str:
         s = self.summary
         block, qd = s.get("block_bytes"), s.get("queue_depth")
@@ -274,9 +260,6 @@ class HdtachResult(ProcedureResult):
     def charts(self) -> Dict[str, Figure]:
         """``hdtach.png``: MB/s against position, one line per pass."""
         return {"hdtach.png": figure(self.passes, self.summary["passes"], title=self.label, subtitle=self.subtitle())}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.passes.to_csv(staging / "hdtach.csv", index=False, float_format="%.10g")
 
 
 def _pct(value: Any) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 import click
@@ -29,7 +28,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import PALETTE, Chart, chart_axis, chart_layout, chart_title
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
-from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, finish, header, save, sim_config
 from ssdlab.scenarios.shared import SIM
@@ -146,7 +145,7 @@ def precondition(
 # -- the result ------------------------------------------------------------------------------------
 
 
-class PreconditionResult(ProcedureResult):
+class PreconditionResult(TableResult):
     """The purge and WIPC of a simulated drive (docs/results.md, *precondition*).
 
     Attributes:
@@ -160,11 +159,14 @@ class PreconditionResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    COLUMNS = COLUMNS
+    TABLE_FILE = "precondition.csv"
+    FINITE = ("pass", "time_s", "mb_s")
 
-    def __init__(self, series: pd.DataFrame, summary: Dict[str, Any], *, config: Optional[DriveConfig] = None,
-                 steps: Optional[List[StepResult]] = None) -> None:
-        self.series = series
-        super().__init__(summary, config=config, steps=steps)
+    @property
+    def series(self) -> pd.DataFrame:
+        """One row per simulated second of each pass."""
+        return self.table_frame
 
     def __repr__(self) -> str:
         p = self.summary["passes_detail"]
@@ -217,13 +219,6 @@ class PreconditionResult(ProcedureResult):
         series = pd.concat(frames, ignore_index=True)[list(COLUMNS)]
         return cls(series, plain(summary), config=config, steps=steps)
 
-    @classmethod
-    def load(cls, directory: PathLike) -> PreconditionResult:
-        """Reads a saved precondition result directory back (without its config and steps)."""
-        d = Path(directory)
-        return cls(read_csv(d, "precondition.csv", COLUMNS, finite=("pass", "time_s", "mb_s")),
-                   read_summary(d, cls.SCENARIOS))
-
     def subtitle(self) -> str:
         s = self.summary
         how = (f"secure erase, then {s['passes']} × {format_size(s['block_size'])} sequential writes at QD{s['qd']} "
@@ -232,9 +227,6 @@ class PreconditionResult(ProcedureResult):
 
     def charts(self) -> Dict[str, Figure]:
         return {"precondition.png": figure(self.series, title=self.label, subtitle=self.subtitle())}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.series.to_csv(staging / "precondition.csv", index=False, float_format="%.10g")
 
 
 # -- the chart (precondition.png) ------------------------------------------------------------------

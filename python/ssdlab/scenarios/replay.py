@@ -19,7 +19,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.replay.formats import FORMATS
 from ssdlab.replay.result import REPLAY_FILES, ReplayResult
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, drive_figures, spec_path
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, drive_figures, spec_file
 from ssdlab.scenarios.command import default_out, header, latency_text, sim_config
 from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size
@@ -45,11 +45,7 @@ def _positive_int(value: Any, what: str) -> int:
 
 
 def _trace(value: Any, spec_dir: Path) -> Path:
-    path = spec_path(value, spec_dir)
-    if not path.is_file():
-        raise SsdlabError(f"no such trace ({path}); give a path relative to the spec's directory, or an absolute "
-                          f"one (workers on other machines read the same path)")
-    return path
+    return spec_file(value, spec_dir, "trace", " (workers on other machines read the same path)")
 
 
 def _choice(*allowed: str) -> Any:

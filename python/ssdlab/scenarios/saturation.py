@@ -20,7 +20,6 @@ write after idle time shows how much of the cache came back. This module holds a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import click
@@ -42,7 +41,7 @@ from ssdlab.report.charts import (
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
@@ -153,7 +152,7 @@ def plan(p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
 # -- the result ------------------------------------------------------------------------------------
 
 
-class SaturationResult(ProcedureResult):
+class SaturationResult(TableResult):
     """Write saturation: a whole-drive write of a secure-erased drive, MB/s against GB written, and
     optionally a write after idle time (docs/results.md, section *saturation*).
 
@@ -169,17 +168,15 @@ class SaturationResult(ProcedureResult):
 
     SCENARIOS = ("saturation",)
     FILES = FILES
+    COLUMNS = COLUMNS
+    TABLE_FILE = "saturation.csv"
+    FINITE = ("gb_written", "mb_s")
+    TEXT_COLUMNS = ("phase",)
 
-    def __init__(
-        self,
-        curve: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.curve = curve
-        super().__init__(summary, config=config, steps=steps)
+    @property
+    def curve(self) -> pd.DataFrame:
+        """The points of each write (``phase, gb_written, mb_s``)."""
+        return self.table_frame
 
     def __repr__(self) -> str:
         s = self.summary
@@ -246,15 +243,6 @@ class SaturationResult(ProcedureResult):
         summary["user_capacity_bytes"] = core_summary["user_capacity_bytes"]
         return cls(curve, plain(summary), config=config, steps=steps)
 
-    @classmethod
-    def load(cls, directory: PathLike) -> SaturationResult:
-        """Reads a saved saturation result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        curve = read_csv(d, "saturation.csv", COLUMNS, finite=("gb_written", "mb_s"))
-        curve["phase"] = curve["phase"].astype(str)
-        return cls(curve, summary)
-
     def subtitle(self) -> str:
         s = self.summary
         what = "sequential" if s.get("pattern", "sequential") == "sequential" else "random"
@@ -272,9 +260,6 @@ class SaturationResult(ProcedureResult):
     def charts(self) -> Dict[str, Figure]:
         """``saturation.png``: MB/s against GB written, the cliff and the write after idle."""
         return {"saturation.png": figure(self.curve, self.summary, title=self.label, subtitle=self.subtitle())}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.curve.to_csv(staging / "saturation.csv", index=False, float_format="%.10g")
 
 
 # -- the chart (saturation.png) --------------------------------------------------------------------

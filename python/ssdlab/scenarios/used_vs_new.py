@@ -18,7 +18,6 @@ the used one after TRIM. This module holds all of it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import click
@@ -31,7 +30,7 @@ from ssdlab.report.charts import PASS_COLOURS, Chart, chart_axis, chart_layout, 
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, pct_text, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
@@ -115,7 +114,7 @@ def plan(p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
 # -- the result ------------------------------------------------------------------------------------
 
 
-class UsedVsNewResult(ProcedureResult):
+class UsedVsNewResult(TableResult):
     """Used vs new: 4 KiB random-write speed on a clean drive, a used one (full of data deleted
     without TRIM) and the used one after TRIM (docs/results.md, section *used-vs-new*).
 
@@ -128,17 +127,15 @@ class UsedVsNewResult(ProcedureResult):
 
     SCENARIOS = ("used-vs-new",)
     FILES = FILES
+    COLUMNS = COLUMNS
+    TABLE_FILE = "used_vs_new.csv"
+    FINITE = ("mb_s", "iops")
+    TEXT_COLUMNS = ("state",)
 
-    def __init__(
-        self,
-        states: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.states = states
-        super().__init__(summary, config=config, steps=steps)
+    @property
+    def states(self) -> pd.DataFrame:
+        """One row per state (``state, mb_s, iops``)."""
+        return self.table_frame
 
     def __repr__(self) -> str:
         rows = ", ".join(f"{r.state} {r.mb_s:.2f} MB/s" for r in self.states.itertuples())
@@ -175,15 +172,6 @@ class UsedVsNewResult(ProcedureResult):
         summary["states"] = rows
         return cls(states[list(COLUMNS)], plain(summary), config=config, steps=steps)
 
-    @classmethod
-    def load(cls, directory: PathLike) -> UsedVsNewResult:
-        """Reads a saved used-vs-new result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        states = read_csv(d, "used_vs_new.csv", COLUMNS, finite=("mb_s", "iops"))
-        states["state"] = states["state"].astype(str)
-        return cls(states, summary)
-
     def subtitle(self) -> str:
         s = self.summary
         how = (
@@ -195,9 +183,6 @@ class UsedVsNewResult(ProcedureResult):
     def charts(self) -> Dict[str, Figure]:
         """``used_vs_new.png``: MB/s per state, as bars."""
         return {"used_vs_new.png": figure(self.states, title=self.label, subtitle=self.subtitle())}
-
-    def _write_frames(self, staging: Path) -> None:
-        self.states.to_csv(staging / "used_vs_new.csv", index=False, float_format="%.10g")
 
 
 # -- the chart (used_vs_new.png) -------------------------------------------------------------------

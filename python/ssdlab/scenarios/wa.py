@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 import click
@@ -32,7 +31,7 @@ from ssdlab.report.charts import Chart, chart_axis, chart_layout, chart_title, n
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import MIB, PathLike, ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import MIB, TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.consistency_report import ConsistencyRun
@@ -75,7 +74,7 @@ def plan(p: Dict[str, Any], user_bytes: int) -> List[Dict[str, Any]]:
 # -- the result ------------------------------------------------------------------------------------
 
 
-class WorstCaseWaResult(ProcedureResult):
+class WorstCaseWaResult(TableResult):
     """Estimated worst-case write amplification: the true NAND/host ratio over a torture next to the
     speed-ratio estimate (clean MB/s ÷ worst MB/s) (docs/results.md, section *wa*).
 
@@ -90,17 +89,14 @@ class WorstCaseWaResult(ProcedureResult):
 
     SCENARIOS = ("wa",)
     FILES = FILES
+    COLUMNS = COLUMNS
+    TABLE_FILE = "wa.csv"
+    FINITE = ("time_s", "mb_s", "host_mib")
 
-    def __init__(
-        self,
-        series: pd.DataFrame,
-        summary: Dict[str, Any],
-        *,
-        config: Optional[DriveConfig] = None,
-        steps: Optional[List[StepResult]] = None,
-    ) -> None:
-        self.series = series
-        super().__init__(summary, config=config, steps=steps)
+    @property
+    def series(self) -> pd.DataFrame:
+        """One row per simulated second of the torture."""
+        return self.table_frame
 
     def __repr__(self) -> str:
         s = self.summary
@@ -168,13 +164,6 @@ class WorstCaseWaResult(ProcedureResult):
             summary[key] = core_summary[key]
         return cls(series, plain(summary), config=config, steps=steps)
 
-    @classmethod
-    def load(cls, directory: PathLike) -> WorstCaseWaResult:
-        """Reads a saved wa result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        return cls(read_csv(d, "wa.csv", COLUMNS, finite=("time_s", "mb_s", "host_mib")), summary)
-
     def subtitle(self) -> str:
         s = self.summary
         c = s["compressibility"]
@@ -222,9 +211,6 @@ class WorstCaseWaResult(ProcedureResult):
                 note=self.note(),
             )
         }
-
-    def _write_frames(self, staging: Path) -> None:
-        self.series.to_csv(staging / "wa.csv", index=False, float_format="%.10g")
 
 
 

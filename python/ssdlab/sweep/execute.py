@@ -34,6 +34,9 @@ CONNECT_TIMEOUT_S = 10
 """The scheduler must accept the connection, complete Dask's handshake and say who it is within this
 many seconds of wall time (a port that accepts and never answers is an error, not a hang)."""
 WORKER_WAIT_S = 60
+SCHEDULER_HTTP_ADDRESS = "127.0.0.1:0"
+"""Where an embedded cluster's scheduler serves HTTP (it has no dashboard): a port the system picks,
+on this machine only."""
 RESULT_DIR = "result"
 MAX_WORKERS_PER_CORE = 4
 """An embedded cluster has at most this many worker processes per core this process may use: more
@@ -197,6 +200,10 @@ def _ask_scheduler(address: str, timeout: float) -> Dict[str, Any]:
     raise err
 
 
+CLOSE_TIMEOUT_S = 10.0
+"""How long closing a stopped sweep's client or cluster may take before it is given up."""
+
+
 def _stop_workers(cluster: Any) -> None:
     """Ends the worker processes of a local `cluster` at once (SIGTERM; Dask installs no handler in
     them): a stopped sweep's points are cancelled, and a graceful close would wait for the running
@@ -256,9 +263,12 @@ class Cluster:
         try:
             with _ctrl_c_held():
                 # Dask's log lines (such as a worker's heartbeat racing the shutdown) stay off the terminal:
-                # points report their own errors
+                # points report their own errors. No dashboard, but the scheduler's HTTP server (health,
+                # metrics) still listens: on a free local port, not Dask's fixed 8787, which another
+                # cluster (a second sweep, a notebook) may hold -- Dask then warns in four lines on stderr
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.CRITICAL)
+                                            dashboard_address=None, silence_logs=logging.CRITICAL,
+                                            scheduler_kwargs={"dashboard_address": SCHEDULER_HTTP_ADDRESS})
                 self.client = Client(self.cluster)
             self.client.run(_ignore_ctrl_c)
         except BaseException:  # Ctrl-C or SIGTERM while the cluster starts: close it without a word
@@ -286,7 +296,9 @@ class Cluster:
                 if thing is None:
                     continue
                 try:
-                    thing.close()
+                    # bounded: a cluster whose start was cut short may never answer its close (seen once
+                    # in CI under load: the stopped sweep hung past 60 s); its workers are stopped above
+                    thing.close(timeout=CLOSE_TIMEOUT_S)
                 except BaseException:  # noqa: B036 - a second Ctrl-C must not leave it half-closed
                     pass
                 SpecCluster._instances.discard(thing)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Tuple, Union
 
-from ssdlab.errors import SsdlabError
+from ssdlab.errors import SsdlabError, shorten_numerals
 from ssdlab.inputs import parse_toml, read_text
 from ssdlab.sweep import points as pts
 from ssdlab.sweep.points import Point
@@ -94,7 +94,9 @@ class _Reader:
         self.cache: Dict[Tuple[str, str], Any] = {}
 
     def fail(self, message: str) -> SsdlabError:
-        return SsdlabError(f"{self.source}: {message}")
+        # a value the checks quote back (also inside a message from the CLI's checks) is shortened here,
+        # so the Python API's message is as short as the CLI's error line
+        return SsdlabError(shorten_numerals(f"{self.source}: {message}"))
 
     def key(self, sc: Scenario, table: str, key: Any) -> str:
         if not isinstance(key, str) or sc.option(key) is None:

@@ -14,6 +14,20 @@ pub struct Work {
     pub erases: Vec<u64>,
 }
 
+impl Work {
+    /// The work from interval `first` on (for a job whose series starts `first` intervals into
+    /// the recording: fio's `startdelay`, `ramp_time`).
+    #[must_use]
+    pub fn from_interval(&self, first: usize) -> Work {
+        let tail = |v: &Vec<u64>| v.get(first..).map_or_else(Vec::new, <[u64]>::to_vec);
+        Work {
+            nand_slots: tail(&self.nand_slots),
+            gc_slots: tail(&self.gc_slots),
+            erases: tail(&self.erases),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct WorkLog {
     /// Start and interval length of the recording, if one is on.

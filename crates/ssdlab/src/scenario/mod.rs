@@ -106,6 +106,12 @@ pub fn derive_seed(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The simulated time a workload's explicit durations schedule: its start delay, ramp and
+/// duration.
+fn scheduled_seconds(w: &Workload) -> f64 {
+    w.start_delay_s.max(0.0) + w.ramp_s.max(0.0) + w.duration_s.unwrap_or(0.0).max(0.0)
+}
+
 /// Checks every step against the drive before anything runs.
 pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
     // Explicit durations (run limits, idle) from the drive's current time must stay inside the
@@ -113,11 +119,10 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
     let mut scheduled = drive.now().0 as f64 / NS_PER_SEC as f64;
     for (i, step) in steps.iter().enumerate() {
         scheduled += match step {
-            Step::Run { workload } => workload.duration_s.unwrap_or(0.0).max(0.0),
-            Step::RunTogether { workloads, .. } => workloads
-                .iter()
-                .map(|w| w.duration_s.unwrap_or(0.0).max(0.0))
-                .fold(0.0, f64::max),
+            Step::Run { workload } => scheduled_seconds(workload),
+            Step::RunTogether { workloads, .. } => {
+                workloads.iter().map(scheduled_seconds).fold(0.0, f64::max)
+            }
             Step::Idle { seconds } => seconds.max(0.0),
             _ => 0.0,
         };

@@ -52,6 +52,11 @@ struct Job<'a> {
     ctl: Option<Box<Control>>,
     /// fio's `verify` (`super::verify`): none for a job that does not verify.
     verify: Option<Box<VerifyState>>,
+    /// Where the job's figures start: when it started (the phase's start plus its `startdelay`),
+    /// then, once its ramp is over, the ramp's end (fio's `reset_all_stats` resets the epoch).
+    origin: SimTime,
+    /// The end of the job's `ramp_time`, while it is not over.
+    ramp_end: Option<SimTime>,
 }
 
 /// The direction and time of a request drawn as `kind` for a slot free at `t`, under the
@@ -115,7 +120,10 @@ fn rate_deadline(
 }
 
 impl<'a> Job<'a> {
-    fn new(w: &'a Workload, plan: Plan, seed: u64, start: SimTime) -> Job<'a> {
+    /// The job of `w` in a phase that starts at `phase_start`: it starts its `startdelay` later.
+    fn new(w: &'a Workload, plan: Plan, seed: u64, phase_start: SimTime) -> Job<'a> {
+        let start = phase_start + plan.delay;
+        let ramp_end = (plan.ramp > SimTime(0)).then(|| start + plan.ramp);
         let stream = RequestStream::new(
             w,
             w.seed.unwrap_or(seed),
@@ -137,7 +145,8 @@ impl<'a> Job<'a> {
             next_allowed: start,
             direction_allowed: [start; 3],
             last_ack: start,
-            end_time: plan.end.map(|d| start + d),
+            // fio's runtime runs from the ramp's end (the epoch `ramp_time_over` resets)
+            end_time: plan.end.map(|d| start + plan.ramp + d),
             slots: (0..w.queue_depth).map(|_| Reverse(start)).collect(),
             position_done: vec![0u64; w.position_buckets as usize],
             position_bytes: vec![0u64; w.position_buckets as usize],
@@ -149,9 +158,61 @@ impl<'a> Job<'a> {
                 .verify
                 .as_ref()
                 .map(|v| Box::new(VerifyState::new(v, start))),
+            origin: start,
+            ramp_end,
             stream,
             plan,
         }
+    }
+
+    /// Whether a request that completes at `ack` counts in the job's figures (fio accounts a
+    /// completion only once `ramp_time_over`). The first completion at or after the ramp's end
+    /// ends the ramp: the figures start over there. A request of the ramp that completes later
+    /// than that one, but before the ramp's end, is not counted; a job that ends within its
+    /// ramp counts every request, as fio reports it.
+    #[inline]
+    fn counts(&mut self, ack: SimTime) -> bool {
+        match self.ramp_end {
+            None => ack >= self.origin,
+            Some(end) if ack >= end => {
+                self.end_ramp(end);
+                true
+            }
+            Some(_) => true,
+        }
+    }
+
+    /// The ramp is over at `end`: fio's `reset_all_stats` (figures, series, epoch) and
+    /// `reset_io_counters` (the rate's schedule and floor start over there).
+    #[cold]
+    fn end_ramp(&mut self, end: SimTime) {
+        self.ramp_end = None;
+        self.origin = end;
+        self.ios = [0; 3];
+        self.bytes = [0; 3];
+        self.latency = Default::default();
+        self.series = Series::new(self.plan.interval_ns);
+        self.submit_clock = IntervalClock::new(self.plan.interval_ns);
+        self.done_clock = IntervalClock::new(self.plan.interval_ns);
+        self.position_done.iter_mut().for_each(|x| *x = 0);
+        self.position_bytes.iter_mut().for_each(|x| *x = 0);
+        self.checked_second = 0;
+        self.next_allowed = end;
+        self.direction_allowed = [end; 3];
+        if let Some(c) = self.ctl.as_deref_mut() {
+            if let Some(q) = c.inflight.as_mut() {
+                q.reset_counts();
+            }
+            if let Some(m) = c.min_rate.as_mut() {
+                m.restart(end);
+            }
+        }
+    }
+
+    /// In the job's ramp at `t` (fio checks no rate floor or latency target then).
+    #[inline]
+    fn in_ramp(&self, t: SimTime) -> bool {
+        self.ramp_end.is_some_and(|end| t < end)
     }
 
     /// When this job's next request would be submitted.
@@ -213,7 +274,7 @@ impl<'a> Job<'a> {
             t = t.max(c.hold_until);
         }
         if let Some(ss) = &self.w.steady_state {
-            let second = (t - start).ns() / NS_PER_SEC;
+            let second = t.saturating_sub(self.origin).ns() / NS_PER_SEC;
             if second > self.checked_second {
                 self.checked_second = second;
                 if let Some(at) = steady_reached(ss, &self.series, second) {
@@ -312,53 +373,68 @@ impl<'a> Job<'a> {
         let offset = sector * SECTOR_BYTES;
         let block_bytes = sectors * SECTOR_BYTES;
         let compressibility = self.w.compressibility;
+        let mut trim = None;
         let t = if self.w.rw == Rw::TrimWrite && listed.is_none() {
             let (trimmed, _) =
                 drive.submit_bytes(IoKind::Trim, offset, block_bytes, compressibility, t)?;
-            self.ios[2] += 1;
-            self.bytes[2] += block_bytes;
-            self.latency[2].record((trimmed - t).ns());
-            self.series.completed(
-                self.done_clock.index((trimmed - start).ns()),
-                IoKind::Trim,
-                block_bytes,
-                (trimmed - t).ns(),
-            );
+            trim = Some((t, trimmed));
             trimmed
         } else {
             t
         };
         let (ack, _) = drive.submit_bytes(kind, offset, block_bytes, compressibility, t)?;
+        // The slot is free again when the request completes (plus think time).
+        *slot = Reverse(ack + plan.think);
+        drop(slot);
+        if let Some((at, trimmed)) = trim {
+            if self.counts(trimmed) {
+                self.ios[2] += 1;
+                self.bytes[2] += block_bytes;
+                self.latency[2].record((trimmed - at).ns());
+                self.series.completed(
+                    self.done_clock.index((trimmed - self.origin).ns()),
+                    IoKind::Trim,
+                    block_bytes,
+                    (trimmed - at).ns(),
+                );
+            }
+        }
+        let origin = self.origin;
         let failed = match self.verify.as_deref_mut().filter(|_| VERIFY) {
-            Some(v) => verify_request(v, drive, kind, listed, sector, sectors, start, ack)?,
+            Some(v) => verify_request(v, drive, kind, listed, sector, sectors, origin, ack)?,
             None => false,
         };
-        let buckets = self.position_done.len() as u64;
-        if buckets > 0 {
-            let b = (u128::from(sector - plan.span_start) * u128::from(buckets)
-                / u128::from(plan.span_sectors)) as usize;
-            let done = (ack - start).ns();
-            self.position_done[b] = self.position_done[b].max(done);
-            self.position_bytes[b] += block_bytes;
-        }
         let k = kind as usize;
-        self.ios[k] += 1;
-        self.bytes[k] += block_bytes;
         self.submitted_ios += 1;
         self.submitted_bytes += block_bytes;
-        self.latency[k].record((ack - t).ns());
-        self.series.completed(
-            self.done_clock.index((ack - start).ns()),
-            kind,
-            block_bytes,
-            (ack - t).ns(),
-        );
         let after = drive.tally();
-        self.series
-            .caused(self.submit_clock.index((t - start).ns()), before, &after);
+        if self.counts(ack) {
+            let plan = &self.plan;
+            let buckets = self.position_done.len() as u64;
+            if buckets > 0 {
+                let b = (u128::from(sector - plan.span_start) * u128::from(buckets)
+                    / u128::from(plan.span_sectors)) as usize;
+                let done = (ack - self.origin).ns();
+                self.position_done[b] = self.position_done[b].max(done);
+                self.position_bytes[b] += block_bytes;
+            }
+            self.ios[k] += 1;
+            self.bytes[k] += block_bytes;
+            self.latency[k].record((ack - t).ns());
+            self.series.completed(
+                self.done_clock.index((ack - self.origin).ns()),
+                kind,
+                block_bytes,
+                (ack - t).ns(),
+            );
+            self.series.caused(
+                self.submit_clock.index(t.saturating_sub(self.origin).ns()),
+                before,
+                &after,
+            );
+        }
         *before = after;
         self.last_ack = self.last_ack.max(ack);
-        *slot = Reverse(ack + plan.think);
         if VERIFY && failed {
             // As fio: the failed read ends the job with EILSEQ.
             self.done = true;
@@ -386,7 +462,11 @@ impl<'a> Job<'a> {
         let elapsed = (t - start).as_secs_f64();
         let mut fraction: f64 = 0.0;
         if let Some(d) = plan.end {
-            fraction = fraction.max(elapsed / d.as_secs_f64());
+            // the job's runtime runs from its start delay and ramp on
+            let ran = t
+                .saturating_sub(start + plan.delay + plan.ramp)
+                .as_secs_f64();
+            fraction = fraction.max(ran / d.as_secs_f64());
         }
         if let Some(n) = plan.io_limit {
             fraction = fraction.max(self.submitted_ios as f64 / n as f64);
@@ -545,16 +625,24 @@ pub fn run_together(
     let results: Vec<PhaseResult> = state
         .into_iter()
         .map(|mut j| {
-            let job_end = j.end();
-            let intervals = (job_end - start).ns().div_ceil(interval_ns) as usize;
+            let job_end = j.end().max(j.origin);
+            let intervals = (job_end - j.origin).ns().div_ceil(interval_ns) as usize;
+            // The drive's NAND work from the interval the job's figures start in.
+            let skip = ((j.origin - start).ns() / interval_ns) as usize;
+            let work = if skip == 0 {
+                work.clone()
+            } else {
+                work.from_interval(skip)
+            };
             j.series
-                .finish(intervals.max(1), work.clone(), before.slots_per_unit);
+                .finish(intervals.max(1), work, before.slots_per_unit);
             PhaseResult {
                 label: j.w.label.clone(),
-                start_ns: start.ns(),
+                start_ns: j.origin.ns(),
                 end_ns: job_end.ns(),
                 ios: j.ios,
                 bytes: j.bytes,
+                latency_rw: LatencyRecorder::merged_stats(&j.latency[..2]),
                 latency: j.latency.map(|l| l.stats()),
                 counters,
                 steady_state_at_s: j.steady_at,
@@ -582,7 +670,15 @@ pub fn run_together(
         let mut latency: [LatencyRecorder; 3] = Default::default();
         let mut series = Series::new(interval_ns);
         let (mut ios, mut bytes) = ([0u64; 3], [0u64; 3]);
-        let mut last = start;
+        // From the first member's start (members may start later: startdelay, ramp_time).
+        let first = SimTime(
+            members
+                .iter()
+                .map(|&i| results[i].start_ns)
+                .min()
+                .unwrap_or(start.ns()),
+        );
+        let mut last = first;
         let mut outcome = super::Outcome::default();
         for &i in members {
             let o = &results[i].outcome;
@@ -595,25 +691,33 @@ pub fn run_together(
             for (c, l) in latency.iter_mut().zip(&recorders[i]) {
                 c.merge(l);
             }
-            series.add_host(&results[i].series);
+            let at = (results[i].start_ns - first.ns()) / interval_ns;
+            series.add_host_at(&results[i].series, at as usize);
             for k in 0..3 {
                 ios[k] += results[i].ios[k];
                 bytes[k] += results[i].bytes[k];
             }
             last = last.max(SimTime(results[i].end_ns));
         }
-        let intervals = (last - start).ns().div_ceil(interval_ns) as usize;
-        series.finish(intervals.max(1), work.clone(), before.slots_per_unit);
+        let intervals = (last - first).ns().div_ceil(interval_ns) as usize;
+        let skip = ((first - start).ns() / interval_ns) as usize;
+        let work = if skip == 0 {
+            work.clone()
+        } else {
+            work.from_interval(skip)
+        };
+        series.finish(intervals.max(1), work, before.slots_per_unit);
         PhaseResult {
             label: members
                 .iter()
                 .map(|&i| results[i].label.as_str())
                 .collect::<Vec<_>>()
                 .join("+"),
-            start_ns: start.ns(),
+            start_ns: first.ns(),
             end_ns: last.ns(),
             ios,
             bytes,
+            latency_rw: LatencyRecorder::merged_stats(&latency[..2]),
             latency: latency.map(|l| l.stats()),
             counters,
             steady_state_at_s: None,
@@ -671,11 +775,12 @@ impl Job<'_> {
             self.done = true;
             return Turn::Handled;
         }
-        if c.inflight.is_some() && self.completions(t, start) {
+        if c.inflight.is_some() && self.completions(t) {
             return Turn::Handled;
         }
+        let ramp = self.in_ramp(t); // fio checks neither floor nor target in the ramp
         let c = self.ctl.as_deref_mut().expect("a job with control");
-        if let (Some(m), Some(q)) = (c.min_rate.as_mut(), c.inflight.as_ref()) {
+        if let (Some(m), Some(q), false) = (c.min_rate.as_mut(), c.inflight.as_ref(), ramp) {
             let failed = m.check(t, &q.done_bytes, &q.done_ios, &self.w.label);
             if !failed.is_empty() {
                 c.outcome.error = Some(JobError {
@@ -689,9 +794,9 @@ impl Job<'_> {
                 return Turn::Handled;
             }
         }
-        if let Some(s) = c.search.as_mut() {
+        if let Some(s) = c.search.as_mut().filter(|_| !ramp) {
             let step = s.check(t);
-            if self.apply(step, t, start) {
+            if self.apply(step, t) {
                 return Turn::Handled;
             }
         }
@@ -714,7 +819,7 @@ impl Job<'_> {
 
     /// Judges the completions up to `t` in their order; `true` when the job's slots or state
     /// changed (no request this turn).
-    fn completions(&mut self, t: SimTime, start: SimTime) -> bool {
+    fn completions(&mut self, t: SimTime) -> bool {
         loop {
             let c = self.ctl.as_deref_mut().expect("a job with control");
             let Some(done) = c.inflight.as_mut().and_then(|q| q.pop_until(t)) else {
@@ -730,7 +835,7 @@ impl Job<'_> {
                 }
                 continue;
             }
-            if self.apply(step, done.at, start) {
+            if self.apply(step, done.at) {
                 return true;
             }
         }
@@ -766,7 +871,7 @@ impl Job<'_> {
 
     /// Acts on the latency search's verdict at `now`; `true` when the job must not issue a
     /// request this turn.
-    fn apply(&mut self, step: Search, now: SimTime, start: SimTime) -> bool {
+    fn apply(&mut self, step: Search, now: SimTime) -> bool {
         let c = self.ctl.as_deref_mut().expect("a job with control");
         match step {
             Search::Go => false,
@@ -778,7 +883,7 @@ impl Job<'_> {
                 false
             }
             Search::Quiesce { reset } => {
-                self.quiesce(now, reset, start);
+                self.quiesce(now, reset);
                 true
             }
             Search::Done => {
@@ -793,7 +898,7 @@ impl Job<'_> {
     /// fio's `io_u_quiesce` after a change of depth: every request in flight completes (each
     /// judged as it does), then a new window starts at the new depth; with `reset`, the job's
     /// figures start over there (the found depth's final window).
-    fn quiesce(&mut self, now: SimTime, reset: bool, start: SimTime) {
+    fn quiesce(&mut self, now: SimTime, reset: bool) {
         let mut last = now;
         loop {
             let c = self.ctl.as_deref_mut().expect("a job with control");
@@ -825,7 +930,7 @@ impl Job<'_> {
             if let Some(m) = c.min_rate.as_mut() {
                 m.restart(last);
             }
-            c.outcome.stats_start_ns = Some((last - start).ns());
+            c.outcome.stats_start_ns = Some(last.saturating_sub(self.origin).ns());
             self.end_time = self.plan.end.map(|d| last + d);
             self.next_allowed = last;
             self.direction_allowed = [last; 3];

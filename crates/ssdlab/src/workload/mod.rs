@@ -26,6 +26,8 @@ mod control;
 mod fio_semantics;
 mod flow;
 mod inflight;
+#[cfg(test)]
+mod job_start;
 mod jobctl;
 mod latency_target;
 mod min_rate;
@@ -159,6 +161,22 @@ pub struct Workload {
     /// reads (`verify::VerifySpec`); the drive needs a content store for the checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySpec>,
+    /// fio's `startdelay`: the job starts this many seconds after the phase does (jobs that run
+    /// together each at their own time).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub start_delay_s: f64,
+    /// fio's `ramp_time`: the job runs this many seconds before its figures start (fio's
+    /// `ramp_time_over`, `reset_all_stats`). A request counts when it completes after the ramp;
+    /// the ramp's requests count towards the job's byte and request limits, as fio's issued
+    /// bytes do, and its duration runs from the ramp's end. A job that ends within its ramp
+    /// reports all of its requests, as fio does.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ramp_s: f64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// One request size of a size mix and its share of the requests.
@@ -206,6 +224,8 @@ impl Default for Workload {
             block_align_bytes: 0,
             exit: None,
             verify: None,
+            start_delay_s: 0.0,
+            ramp_s: 0.0,
         }
     }
 }
@@ -253,6 +273,10 @@ pub struct PhaseResult {
     pub ios: [u64; 3],
     pub bytes: [u64; 3],
     pub latency: [Option<LatencyStats>; 3],
+    /// Reads and writes as one latency distribution (PTS's response times of a mixed workload);
+    /// left out of the JSON when the phase completed no read or write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_rw: Option<LatencyStats>,
     /// Counter growth over the phase.
     pub counters: Counters,
     /// With `steady_state`: the second at which the window was steady, if it was.
@@ -296,6 +320,9 @@ struct Plan {
     interval_ns: u64,
     /// The drive's user space in sectors (fio's `real_file_size`, for offset modifiers).
     drive_sectors: u64,
+    /// fio's `startdelay` and `ramp_time`.
+    delay: SimTime,
+    ramp: SimTime,
 }
 
 /// How to mend a byte count that is not a whole number of sectors.
@@ -527,6 +554,34 @@ impl Workload {
             (None, None, None) => Some(span_bytes / self.block_bytes * self.block_bytes),
             (_, _, b) => b,
         };
+        let mut at = [SimTime(0); 2];
+        for (k, (what, v)) in [
+            ("startdelay", self.start_delay_s),
+            ("ramp_time", self.ramp_s),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if !(v.is_finite() && (0.0..=limits::MAX_SCHEDULED_SECONDS).contains(&v)) {
+                return Err(Error::Workload(format!(
+                    "{name}: {what} must be from 0 to {:e} s, got {v}",
+                    limits::MAX_SCHEDULED_SECONDS
+                )));
+            }
+            at[k] = SimTime((v * NS_PER_SEC as f64).round() as u64);
+        }
+        if self.ramp_s > 0.0 {
+            let intervals = (self.ramp_s * 1000.0 / self.interval_ms).ceil();
+            if intervals > limits::MAX_INTERVALS as f64 {
+                return Err(Error::Workload(format!(
+                    "{name}: a ramp of {} s at {} ms intervals is {intervals:.0} series intervals, more than the {} \
+                     one phase may record; shorten it or lengthen the interval",
+                    self.ramp_s,
+                    self.interval_ms,
+                    limits::MAX_INTERVALS
+                )));
+            }
+        }
         self.check_fio_semantics(name, span_bytes)?;
         if let Some(v) = &self.verify {
             v.validate(name)?;
@@ -549,6 +604,8 @@ impl Workload {
                 .rate_iops_per_direction
                 .map(|r| r.map(|r| SimTime((NS_PER_SEC as f64 / r).round().max(1.0) as u64))),
             interval_ns: ((self.interval_ms * 1e6).round() as u64).max(1),
+            delay: at[0],
+            ramp: at[1],
         })
     }
 

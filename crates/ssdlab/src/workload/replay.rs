@@ -284,6 +284,7 @@ impl Replay {
                 end_ns: end.ns(),
                 ios: self.ios,
                 bytes: self.bytes,
+                latency_rw: LatencyRecorder::merged_stats(&self.latency[..2]),
                 latency: self.latency.map(|l| l.stats()),
                 counters: drive.counters().since(&self.counters_before),
                 steady_state_at_s: None,

@@ -107,6 +107,12 @@ pub struct VerifySpec {
     pub loops: u64,
     /// More passes run while read + written bytes stay below this by `max_block` (0: none).
     pub limit_bytes: u64,
+    /// What the job issues over all its passes, at most (fio's `io_issue_bytes_exceeded`:
+    /// `io_size`, or `size`, times `loops`; writes, and reads too when they count towards a
+    /// pass); 0: no such bound (a time-based job). A pass ends when it is reached, and the
+    /// passes after it issue nothing.
+    #[serde(default)]
+    pub issue_cap_bytes: u64,
     pub max_block: u64,
     /// Every read is checked (a job that reads and does not write: fio's `!td_rw`).
     pub check_reads: bool,
@@ -420,6 +426,9 @@ pub(super) struct VerifyState {
     pass_issued: u64,
     /// Bytes read and written over all passes (fio's `io_bytes`, for `keep_running`).
     io_bytes: u64,
+    /// Bytes issued over all passes that count towards `issue_cap_bytes` (fio's
+    /// `io_issue_bytes`, never reset between loops).
+    cap_issued: u64,
     loops_left: u64,
     /// `verify_backlog`: pieces of the current batch left, and whether the last request was a
     /// read (fio's `last_ddir`).
@@ -446,6 +455,7 @@ impl VerifyState {
             pass_reads: 0,
             pass_issued: 0,
             io_bytes: 0,
+            cap_issued: 0,
             loops_left: spec.loops.max(1) - 1,
             batch: 0,
             last_read: false,
@@ -546,6 +556,8 @@ impl VerifyState {
                 Phase::Write => {
                     if ios_out
                         || (self.spec.pass_bytes > 0 && self.pass_issued >= self.spec.pass_bytes)
+                        || (self.spec.issue_cap_bytes > 0
+                            && self.cap_issued >= self.spec.issue_cap_bytes)
                     {
                         if ios_out {
                             self.loops_left = 0;
@@ -614,6 +626,7 @@ impl VerifyState {
     fn issued(&mut self, bytes: u64, counts: bool) {
         if counts {
             self.pass_issued += bytes;
+            self.cap_issued += bytes;
         }
         self.io_bytes += bytes;
     }
@@ -733,6 +746,9 @@ impl VerifyState {
     ) -> bool {
         self.last_ack = self.last_ack.max(ack);
         self.io_bytes += piece.sectors * SECTOR_BYTES;
+        if self.spec.pass_counts_reads {
+            self.cap_issued += piece.sectors * SECTOR_BYTES; // fio's io_issue_bytes[READ]
+        }
         self.report.verified_blocks += 1;
         self.report.verified_bytes += piece.sectors * SECTOR_BYTES;
         let ordinal = self.pass_reads as u16;
@@ -1167,6 +1183,7 @@ mod tests {
             pass_bytes: span,
             loops: 1,
             limit_bytes: span,
+            issue_cap_bytes: 0,
             max_block: bs,
             check_reads: false,
             writer,
