@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List
 
 
 def fio(uri: str, qd: int, seconds: int, size: str = "1g") -> Dict[str, Any]:

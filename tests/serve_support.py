@@ -4,7 +4,6 @@ and reaped by the fixture), and a small NBD client written against the protocol 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -154,7 +153,3 @@ def same_results(a: Path, b: Path, files: List[str], skip: Optional[List[str]] =
             assert sa == sb
         else:
             assert (a / f).read_bytes() == (b / f).read_bytes(), f
-
-
-def env_without_proxy() -> Dict[str, str]:
-    return dict(os.environ)

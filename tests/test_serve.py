@@ -282,6 +282,7 @@ def test_the_python_api_serves_while_python_runs(tmp_path: Path) -> None:
     assert polls > 0 and len(ticks) >= 0.3 * elapsed / 0.002, (len(ticks), elapsed)
     assert result.summary["host_write_bytes"] == 64 * 2**20 and result.summary["host_read_bytes"] == 64 * 2**20
     assert result.series["write_iops"].sum() == result.summary["writes"] > 0
+    assert (result.series["free_blocks"] > 0).all() and "slc_cached_mib" in result.series
 
 
 def test_the_real_clock_holds_each_reply_until_its_simulated_completion(served) -> None:

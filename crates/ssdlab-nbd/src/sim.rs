@@ -135,6 +135,9 @@ pub struct Sim {
     commands: [u64; p::COMMAND_NAMES.len()],
     broken: Option<String>,
     file: Option<crate::file_store::FileStore>,
+    /// Per simulated second (at its first request): free blocks, and units in the SLC cache.
+    free_blocks: Vec<u64>,
+    slc_units: Vec<u64>,
 }
 
 impl Sim {
@@ -181,6 +184,8 @@ impl Sim {
             commands: [0; p::COMMAND_NAMES.len()],
             broken: None,
             file: None,
+            free_blocks: Vec::new(),
+            slc_units: Vec::new(),
         })
     }
 
@@ -373,7 +378,29 @@ impl Sim {
             }
         }
         self.completed(id, reply.done);
+        self.sample(t);
         Some(reply)
+    }
+
+    /// Records the drive's free blocks and SLC cache for the second of `t` and any before it
+    /// that had no request (the state carried forward), once per second.
+    fn sample(&mut self, t: SimTime) {
+        let second = ((t - self.origin).ns() / self.interval_ns) as usize;
+        if second < self.free_blocks.len() || second as u64 >= ssdlab::limits::MAX_INTERVALS {
+            return;
+        }
+        let free = self.drive.ftl().free_blocks();
+        let slc = self.drive.ftl().slc_state().map_or(0, |s| s.cached_units);
+        let carried = (
+            self.free_blocks.last().copied().unwrap_or(free),
+            self.slc_units.last().copied().unwrap_or(slc),
+        );
+        while self.free_blocks.len() < second {
+            self.free_blocks.push(carried.0);
+            self.slc_units.push(carried.1);
+        }
+        self.free_blocks.push(free);
+        self.slc_units.push(slc);
     }
 
     /// `base:allocation` of `[offset, offset + len)` (at most `BLOCK_STATUS_SPAN` of it; one
@@ -499,7 +526,11 @@ impl Sim {
     /// The figures a status line shows: totals so far and the last whole simulated second.
     pub fn status(&self) -> Value {
         let c = self.drive.counters().since(&self.counters_before);
-        let now = self.last_done.max(self.last_arrival);
+        let mut now = self.last_done.max(self.last_arrival);
+        if self.clock == Clock::Real {
+            // Simulated time passes with the wall clock, requests or not.
+            now = now.max(self.origin + SimTime(self.wall_origin.elapsed().as_nanos() as u64));
+        }
         let sim_s = (now - self.origin).as_secs_f64();
         let second = ((now - self.origin).ns() / self.interval_ns) as usize;
         let last = second.checked_sub(1);
@@ -580,6 +611,10 @@ impl Sim {
             "phase": phase,
             "stats": self.stats,
             "status": self.status(),
+            "per_second": {
+                "free_blocks": self.free_blocks,
+                "slc_cached_units": self.slc_units,
+            },
         });
         (out, std::mem::take(&mut self.series), self.drive)
     }

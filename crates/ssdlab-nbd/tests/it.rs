@@ -247,7 +247,15 @@ fn the_virtual_clock_is_deterministic() {
         s.write_all(&script).unwrap();
         let replies = collect.join().unwrap();
         let (v, series, _) = server.stop().unwrap();
-        (v["phase"].to_string(), format!("{series:?}"), replies)
+        assert!(!v["per_second"]["free_blocks"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        (
+            format!("{}{}", v["phase"], v["per_second"]),
+            format!("{series:?}"),
+            replies,
+        )
     };
     let a = run("det-a");
     let b = run("det-b");

@@ -225,7 +225,9 @@ def _result(server: Server, out: Dict[str, Any], series: Dict[str, Any], wall_s:
         "wall_seconds": wall_s,
         "latency_us": {k: _latency_us(phase["latency"][i]) for i, k in enumerate(_DIRS)},
     }
-    return ServeResult(summary, frame, interval_s, phase["latency"], config=cfg)
+    result = ServeResult(summary, frame, interval_s, phase["latency"], config=cfg)
+    result.add_state(out.get("per_second") or {})
+    return result
 
 
 class ServeResult:
@@ -249,6 +251,18 @@ class ServeResult:
     @property
     def label(self) -> str:
         return str(self.summary["label"])
+
+    def add_state(self, per_second: Dict[str, List[int]]) -> None:
+        """The drive's state per second (sampled at each second's first request, carried forward
+        through seconds without one): ``free_blocks``, ``slc_cached_mib``."""
+        n = len(self.series)
+        for key, column, scale in (("free_blocks", "free_blocks", 1.0),
+                                   ("slc_cached_units", "slc_cached_mib", 4096 / 2**20)):
+            values = list(per_second.get(key) or [])
+            if not values:
+                continue
+            values = (values + [values[-1]] * n)[:n]
+            self.series[column] = [v * scale if scale != 1.0 else v for v in values]
 
     def chart(self) -> Figure:
         """IOPS by direction, MB/s written (host and NAND) and WA, per simulated second."""
@@ -377,15 +391,13 @@ def command(socket: Optional[str], listen: Optional[str], listen_any: bool, cloc
     if not quiet:
         click.echo(header(cfg, f"serve over NBD, {clock} clock, store {store}, precondition {precondition}"),
                    err=True)
+    # Ctrl-C while the drive is built and preconditioned interrupts, as in every command (nothing
+    # is saved); once serving, it ends serving and the results are saved.
+    server = Server(cfg, socket=None if socket is None else os.path.abspath(socket), listen=listen,
+                    listen_any=listen_any, clock=clock, virtual_qd=virtual_qd, store=store,
+                    precondition=precondition, seed=seed)
     stop = threading.Event()
     undo = _signal_stop(stop)
-    try:
-        server = Server(cfg, socket=None if socket is None else os.path.abspath(socket), listen=listen,
-                        listen_any=listen_any, clock=clock, virtual_qd=virtual_qd, store=store,
-                        precondition=precondition, seed=seed)
-    except BaseException:
-        undo()
-        raise
     try:
         if not quiet:
             for a in server.addresses:
