@@ -21,12 +21,11 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts import steady
+from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, run_rounds
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
-from ssdlab.scenarios.shared import SIM
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +39,7 @@ WAIT_STATES = (5.0, 10.0, 15.0, 25.0, 50.0)
 BLOCK = 4096
 SLICE_COLUMNS = ("phase", "wait_s", "slice", "time_s", "seconds", "iops")
 FILES = ("slices.csv", "precondition.csv", "summary.json", "hir.png")
-SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
+SIM_NO_REPORT = pto.SIM_NO_REPORT
 
 
 def _whole(low: int, high: int) -> Any:
@@ -56,9 +55,8 @@ def _seconds(value: Any, what: str) -> float:
 
 
 OPTIONS = (
-    Opt("variant", "PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
-        "TC 4 × QD 32).", type=click.Choice(tuple(VARIANTS)), default="enterprise", show_default=True, kind="text",
-        axis="category", range="client / enterprise"),
+    pto.variant("PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
+        "TC 4 × QD 32)."),
     Opt("segments", "Write slices (each followed by the wait state's idle time) per wait state, and 5-s slices of "
         "each return to baseline ([CH]: 360).", type=cv.Checked("n", _whole(1, 100_000), base=int), default=360,
         show_default=True, metavar="N", kind="whole", range="1 … 100,000"),

@@ -26,12 +26,11 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts import steady
+from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
-from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:
@@ -55,23 +54,11 @@ WINDOW_FILES = {key: f"window_{key}.png" for key in TRACKING}
 ROUNDS_COLUMNS = ROW_COLUMNS
 TABLE_COLUMNS = ("block_bytes",) + tuple(f"{m}/{100 - m}" for m in MIXES)
 FILES = ("rounds.csv", "iops_table.csv", "summary.json", "convergence.png", *WINDOW_FILES.values(), "iops_2d.png")
-SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
-"""The drive options without --report: the HTML report has no PTS section yet (docs/pts.md, *Missing*)."""
-MAX_ROUNDS = 100
-MAX_ROUND_S = 3600.0
+SIM_NO_REPORT = pto.SIM_NO_REPORT
 MAX_THREADS = 256
 WIPC_BLOCK = 128 * 1024
 
 
-def _rounds_max(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not steady.WINDOW <= value <= MAX_ROUNDS:
-        raise SsdlabError(f"{what} must be a whole number from {steady.WINDOW} (one measurement window) to "
-                          f"{MAX_ROUNDS}, got {value!r}")
-    return value
-
-
-def _round_s(value: Any, what: str) -> float:
-    return limits.seconds(value, what, maximum=MAX_ROUND_S)
 
 
 def _threads(value: Any, what: str) -> int:
@@ -88,15 +75,10 @@ def _active_range(value: Any, what: str) -> float:
 
 
 OPTIONS = (
-    Opt("variant", "PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
-        "TC 4 × QD 32).", type=click.Choice(tuple(VARIANTS)), default="enterprise", show_default=True, kind="text",
-        axis="category", range="client / enterprise"),
-    Opt("rounds_max", "Rounds after which the test stops when not steady (PTS: 25).",
-        type=cv.Checked("n", _rounds_max, base=int), default=steady.ROUNDS_MAX, show_default=True, metavar="N",
-        kind="whole", range=f"{steady.WINDOW} … {MAX_ROUNDS}"),
-    Opt("round_s", "Seconds of each (mix, block size) point of a round (PTS: 60).",
-        type=cv.Checked("seconds", _round_s), default=60.0, show_default="60", metavar="SECONDS",
-        range=f"0.001 … {MAX_ROUND_S:g}"),
+    pto.variant("PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
+        "TC 4 × QD 32)."),
+    pto.rounds_max("Rounds after which the test stops when not steady (PTS: 25)."),
+    pto.round_s("Seconds of each (mix, block size) point of a round (PTS: 60)."),
     Opt("active_range", "Percent of the LBAs tested (and preconditioned), from LBA 0, in (0, 100]. "
         "[default: the variant's]", type=cv.Checked("pct", _active_range), metavar="PCT", range="(0, 100]"),
     Opt("tc", "Thread count: workloads run together, each with its own queue. [default: the variant's]",
@@ -165,8 +147,8 @@ def pts_iops(
     pct = _active_range(v.active_range_pct if active_range is None else active_range, "active range")
     threads = _threads(v.threads if tc is None else tc, "thread count")
     depth = limits.queue_depth(v.queue_depth if qd is None else qd, "queue depth")
-    rounds = _rounds_max(rounds_max, "rounds max")
-    seconds = _round_s(round_s, "round seconds")
+    rounds = pto.check_rounds_max(rounds_max, "rounds max")
+    seconds = pto.check_round_s(round_s, "round seconds")
     seed = procedures.check_seed(seed)
     if progress is not None and not callable(progress):
         raise SsdlabError(f"progress must be a function of (round, results, verdict), got {progress!r}")

@@ -18,15 +18,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import click
 
-from ssdlab import cli_values as cv, limits, procedures
+from ssdlab import procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts import steady
+from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, default_of
+from ssdlab.scenarios.base import Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
-from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:
@@ -44,32 +43,17 @@ THREADS, QUEUE_DEPTH = 1, 1
 TABLE_COLUMNS = ("read_pct", "block_bytes", "iops", "mean_us", "p99_999_us", "max_us")
 FILES = ("rounds.csv", "latency_table.csv", "summary.json", "convergence.png", "window_rnd_4k_0_100_mean.png",
          "art_2d.png", "mrt_2d.png")
-SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
-MAX_ROUNDS = 100
+SIM_NO_REPORT = pto.SIM_NO_REPORT
 WIPC_BLOCK = 128 * 1024
 
 
-def _rounds_max(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not steady.WINDOW <= value <= MAX_ROUNDS:
-        raise SsdlabError(f"{what} must be a whole number from {steady.WINDOW} (one measurement window) to "
-                          f"{MAX_ROUNDS}, got {value!r}")
-    return value
-
-
-def _round_s(value: Any, what: str) -> float:
-    return limits.seconds(value, what, maximum=3600.0)
 
 
 OPTIONS = (
-    Opt("variant", "PTS variant: client (PTS-C: 75 % active range) or enterprise (PTS-E: 100 %); both at TC 1 × "
-        "QD 1.", type=click.Choice(tuple(VARIANTS)), default="enterprise", show_default=True, kind="text",
-        axis="category", range="client / enterprise"),
-    Opt("rounds_max", "Rounds after which the test stops when not steady (PTS: 25).",
-        type=cv.Checked("n", _rounds_max, base=int), default=steady.ROUNDS_MAX, show_default=True, metavar="N",
-        kind="whole", range=f"{steady.WINDOW} … {MAX_ROUNDS}"),
-    Opt("round_s", "Seconds of each (mix, block size) point of a round (PTS: 60).",
-        type=cv.Checked("seconds", _round_s), default=60.0, show_default="60", metavar="SECONDS",
-        range="0.001 … 3600"),
+    pto.variant("PTS variant: client (PTS-C: 75 % active range) or enterprise (PTS-E: 100 %); both at TC 1 × "
+        "QD 1."),
+    pto.rounds_max("Rounds after which the test stops when not steady (PTS: 25)."),
+    pto.round_s("Seconds of each (mix, block size) point of a round (PTS: 60)."),
 )
 
 
@@ -116,8 +100,8 @@ def pts_latency(
     if variant not in VARIANTS:
         raise SsdlabError(f"variant must be client or enterprise, got {variant!r}")
     v = VARIANTS[variant]
-    rounds = _rounds_max(rounds_max, "rounds max")
-    seconds = _round_s(round_s, "round seconds")
+    rounds = pto.check_rounds_max(rounds_max, "rounds max")
+    seconds = pto.check_round_s(round_s, "round seconds")
     seed = procedures.check_seed(seed)
     sim = Simulator(cfg, seed)
     span = active_bytes(sim.user_bytes, v.active_range_pct, WIPC_BLOCK)

@@ -23,12 +23,11 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts import steady
+from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
-from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ SAMPLE_COLUMNS = ("sample", "time_s", "seconds", "iops", "mb_s", "tgbw", "drive_
                   "write_amplification")
 SERIES_COLUMNS = ("time_s", "iops")
 FILES = ("samples.csv", "series.csv", "summary.json", "wsat_time.png", "wsat_tgbw.png")
-SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
+SIM_NO_REPORT = pto.SIM_NO_REPORT
 MAX_THREADS = 256
 
 
@@ -72,9 +71,8 @@ def _threads(value: Any, what: str) -> int:
 
 
 OPTIONS = (
-    Opt("variant", "PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
-        "TC 4 × QD 32).", type=click.Choice(tuple(VARIANTS)), default="enterprise", show_default=True, kind="text",
-        axis="category", range="client / enterprise"),
+    pto.variant("PTS variant: client (PTS-C: 75 % active range, TC 2 × QD 16) or enterprise (PTS-E: 100 %, "
+        "TC 4 × QD 32)."),
     Opt("capacity_multiple", "Stop once the host wrote this many times the user capacity (PTS: 4).",
         type=cv.Checked("x", _multiple), default=4.0, show_default="4", metavar="X", range="(0, 100]"),
     Opt("time_limit", "Stop after this many simulated seconds even if less was written. [default: none]",

@@ -18,11 +18,11 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts import options as pto
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
-from ssdlab.scenarios.shared import SIM
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +37,7 @@ GROUPS = (("SEQ 1024 KiB W", "sequential", 1024 * 1024), ("RND 8 KiB W", "random
 QUEUE_DEPTH = 32
 SAMPLE_COLUMNS = ("group", "sample", "time_s", "seconds", "mb_s", "iops", "mean_latency_us")
 FILES = ("samples.csv", "summary.json", "xsr.png")
-SIM_NO_REPORT = tuple(o for o in SIM if o.key != "report")
+SIM_NO_REPORT = pto.SIM_NO_REPORT
 
 
 class _Minutes(click.ParamType):
@@ -72,9 +72,7 @@ OPTIONS = (
     Opt("sample_s", "Seconds of each sample (PTS: 60).", type=cv.Checked("seconds", _sample_s), default=60.0,
         show_default="60",
         metavar="SECONDS", range="0.001 … 3600"),
-    Opt("variant", "PTS variant: client (75 % active range) or enterprise (100 %); both at TC 1 × QD 32.",
-        type=click.Choice(tuple(VARIANTS)), default="enterprise", show_default=True, kind="text", axis="category",
-        range="client / enterprise"),
+    pto.variant("PTS variant: client (75 % active range) or enterprise (100 %); both at TC 1 × QD 32."),
 )
 
 
