@@ -83,8 +83,9 @@ class Served:
         return dict(json.loads((self.out / "summary.json").read_text(encoding="utf-8")))
 
 
-def run(*cmd: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout)
+def run(*cmd: str, timeout: float = 600, check: bool = True, cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
+    """Runs a client; `cwd` where it may leave files (fio writes its verify state where it runs)."""
+    p = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, cwd=cwd)
     if check and p.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p

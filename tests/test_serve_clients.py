@@ -25,8 +25,8 @@ def test_fio_randwrite_verifies_crc32c_after_gc_ran_many_times(tmp_path: Path) -
         uri = s.uri
         common = ["--ioengine=nbd", f"--uri={uri}", "--rw=randwrite", "--bs=4k", "--iodepth=32", "--size=1g"]
         # Two capacities of random writes first: the drive is full and GC cleans all the time.
-        run("fio", "--name=churn", *common, "--io_size=2g", "--norandommap", "--randrepeat=1")
-        p = run("fio", "--name=verify", *common, "--verify=crc32c", "--do_verify=1", "--randrepeat=0")
+        run("fio", "--name=churn", *common, "--io_size=2g", "--norandommap", "--randrepeat=1", cwd=tmp_path)
+        p = run("fio", "--name=verify", *common, "--verify=crc32c", "--do_verify=1", "--randrepeat=0", cwd=tmp_path)
         assert "err= 0" in p.stdout, p.stdout
         assert "verify" not in p.stderr.lower(), p.stderr
         assert s.stop() == 0, s.stderr()
