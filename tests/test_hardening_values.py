@@ -569,23 +569,3 @@ def test_every_numeric_option_refuses_what_is_not_an_ascii_finite_number(stop_at
 def test_numeric_options_exit_0_or_2_with_one_line(stop_at_start: None, tmp_path: Path, which: Tuple[str, str],
                                                    value: str) -> None:
     check_value(*which, value, tmp_path)
-
-
-def test_a_signal_in_an_import_lock_callback_is_sent_again_not_lost() -> None:
-    # importlib prints an exception raised in its module-lock callback as "Exception ignored" and
-    # goes on: a Ctrl-C there was lost, and a sweep ran on (CI). The handlers send it again instead.
-    from ssdlab._entry import deferred_in_import_callback
-
-    ns: Dict[str, Any] = {"sys": sys}
-    exec(compile("def cb():\n    return sys._getframe()\n", "<frozen importlib._bootstrap>", "exec"), ns)
-    got: List[int] = []
-    before = signal.signal(signal.SIGUSR1, lambda signum, frame: got.append(signum))
-    try:
-        assert deferred_in_import_callback(signal.SIGUSR1, ns["cb"]())
-        deadline = time.monotonic() + 5
-        while not got and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert got == [signal.SIGUSR1]  # it came again, 10 ms later
-        assert not deferred_in_import_callback(signal.SIGUSR1, sys._getframe())
-    finally:
-        signal.signal(signal.SIGUSR1, before)

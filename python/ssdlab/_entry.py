@@ -34,32 +34,8 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM before the CLI's own handler is set, unwound like Ctrl-C."""
 
 
-def deferred_in_import_callback(signum: int, frame: "Any") -> bool:
-    """True when the signal landed in importlib's module-lock callback, where an exception is
-    printed as "Exception ignored" and lost (the command then ran on: a Ctrl-C'd sweep hung in CI);
-    the signal is then sent again 10 ms later, when the callback is over."""
-    f, depth = frame, 0
-    while f is not None and depth < 3:
-        if f.f_code.co_name == "cb" and f.f_code.co_filename.startswith("<frozen importlib"):
-            import os
-            import threading
-
-            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
-            return True
-        f, depth = f.f_back, depth + 1
-    return False
-
-
 def _on_sigterm(signum: int, frame: "Any") -> None:
-    if deferred_in_import_callback(signum, frame):
-        return
     raise _Terminated()
-
-
-def _on_sigint(signum: int, frame: "Any") -> None:
-    if deferred_in_import_callback(signum, frame):
-        return
-    raise KeyboardInterrupt
 
 
 def _say(line: str) -> None:
@@ -105,10 +81,7 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
             from ssdlab import cli
         finally:
             for sig, handler in previous.items():
-                if sig == _signal.SIGTERM:
-                    _signal.signal(sig, _on_sigterm)
-                else:  # Python's own Ctrl-C, made safe from import callbacks; a program's own handler as it was
-                    _signal.signal(sig, _on_sigint if handler is _signal.default_int_handler else handler)
+                _signal.signal(sig, _on_sigterm if sig == _signal.SIGTERM else handler)
         if noted:
             terminated = _signal.SIGTERM in noted
             _say("ssdlab: terminated" if terminated else "ssdlab: interrupted")
@@ -123,9 +96,8 @@ def main(argv: "Optional[Sequence[str]]" = None) -> int:
     finally:
         if script:
             _ignore_signals()
-        else:
-            for sig, handler in previous.items():
-                _signal.signal(sig, handler)
+        elif _signal.SIGTERM in previous:
+            _signal.signal(_signal.SIGTERM, previous[_signal.SIGTERM])
     return status
 
 

@@ -270,10 +270,6 @@ _terminated = False
 def _on_sigterm(signum: int, frame: Any) -> None:
     global _terminated
     _terminated = True  # the core may turn the exception into a plain KeyboardInterrupt
-    from ssdlab._entry import deferred_in_import_callback
-
-    if deferred_in_import_callback(signum, frame):
-        return
     raise _Terminated()
 
 

@@ -256,8 +256,11 @@ class Cluster:
             raise
 
     def _start_local(self, n: int) -> None:
-        from distributed import Client, LocalCluster
-        from distributed.deploy.spec import SpecCluster
+        # held from Dask's imports too: a Ctrl-C there can land in importlib's module-lock callback,
+        # which prints it as "Exception ignored" and loses it (the sweep then ran on: seen in CI)
+        with _ctrl_c_held():
+            from distributed import Client, LocalCluster
+            from distributed.deploy.spec import SpecCluster
 
         before = set(SpecCluster._instances)
         try:
