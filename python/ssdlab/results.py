@@ -20,6 +20,7 @@ import shutil
 import signal
 import stat
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, TypeVar, Union
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from ssdlab.config import DriveConfig
     from ssdlab.simulate import StepResult
 
-_T = TypeVar("_T", bound="TableResult")
+_T = TypeVar("_T", bound="ProcedureResult")
 
 __all__ = [
     "ResultStage",
@@ -464,11 +465,32 @@ def subtitle(s: Dict[str, Any], how: str) -> str:
     return f"{how} · {drive}" if len(how) + len(drive) <= 115 else f"{how}\n{drive}"
 
 
+@dataclass(frozen=True)
+class CsvTable:
+    """One CSV file of a result: the attribute that holds its frame, the file's name, its columns,
+    those that must be finite numbers and those read back as text."""
+
+    attr: str
+    file: str
+    columns: Sequence[str]
+    finite: Sequence[str] = ()
+    text: Sequence[str] = ()
+
+    def read(self, d: Path) -> pd.DataFrame:
+        frame = read_csv(d, self.file, self.columns, finite=self.finite)
+        for name in self.text:
+            frame[name] = frame[name].astype(str)
+        return frame
+
+
 class ProcedureResult:
-    """What the procedure results share: the summary, the run's config and steps, saving."""
+    """What the procedure results share: the summary, the run's config and steps, saving, and
+    loading back the CSV files named in `TABLES` (the constructor takes their frames in that order,
+    then the summary)."""
 
     SCENARIOS: tuple[str, ...] = ()
     FILES: tuple[str, ...] = ()
+    TABLES: tuple[CsvTable, ...] = ()
 
     def __init__(
         self,
@@ -491,8 +513,17 @@ class ProcedureResult:
     def charts(self) -> Dict[str, Figure]:  # pragma: no cover - every result overrides it
         raise NotImplementedError
 
+    @classmethod
+    def load(cls: type[_T], directory: PathLike) -> _T:
+        """Reads a saved result directory back (without its config and steps)."""
+        d = Path(directory)
+        summary = read_summary(d, cls.SCENARIOS)
+        return cls(*(t.read(d) for t in cls.TABLES), summary)
+
     def _write_frames(self, staging: Path) -> None:
-        """Writes the result's CSV files (none by default)."""
+        """Writes the result's CSV files, `TABLES`."""
+        for t in self.TABLES:
+            getattr(self, t.attr).to_csv(staging / t.file, index=False, float_format="%.10g")
 
     def save(self, out_dir: PathLike) -> Path:
         """Writes the result directory (docs/results.md) atomically; returns its path.
@@ -511,17 +542,9 @@ class ProcedureResult:
 
 
 class TableResult(ProcedureResult):
-    """A procedure result whose data is one table, saved as one CSV file (`TABLE_FILE`).
-
-    A subclass names the file, its columns, the columns that must be finite numbers and those read
-    back as text; it keeps its public name for the table (``curve``, ``series``, ``passes``,
-    ``states``) as a property over `table_frame`.
-    """
-
-    TABLE_FILE: str = ""
-    COLUMNS: tuple[str, ...] = ()
-    FINITE: tuple[str, ...] = ()
-    TEXT_COLUMNS: tuple[str, ...] = ()
+    """A procedure result whose data is one table (its one `TABLES` entry keeps it in
+    `table_frame`); a subclass keeps its public name for it (``curve``, ``series``, ``passes``,
+    ``states``) as a property."""
 
     def __init__(
         self,
@@ -533,19 +556,6 @@ class TableResult(ProcedureResult):
     ) -> None:
         self.table_frame = table
         super().__init__(summary, config=config, steps=steps)
-
-    @classmethod
-    def load(cls: type[_T], directory: PathLike) -> _T:
-        """Reads a saved result directory back (without its config and steps)."""
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        table = read_csv(d, cls.TABLE_FILE, cls.COLUMNS, finite=cls.FINITE)
-        for name in cls.TEXT_COLUMNS:
-            table[name] = table[name].astype(str)
-        return cls(table, summary)
-
-    def _write_frames(self, staging: Path) -> None:
-        self.table_frame.to_csv(staging / self.TABLE_FILE, index=False, float_format="%.10g")
 
 
 _MOVED = {

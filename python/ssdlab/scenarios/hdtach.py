@@ -35,6 +35,7 @@ from ssdlab.report.load import Run, num
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import (
+    CsvTable,
     TableResult,
     check_output_dir,
     plain,
@@ -185,10 +186,7 @@ class HdtachResult(TableResult):
 
     SCENARIOS = ("hdtach", "torture")
     FILES = FILES
-    COLUMNS = COLUMNS
-    TABLE_FILE = "hdtach.csv"
-    FINITE = ("position_pct", "mb_s")
-    TEXT_COLUMNS = ("pass",)
+    TABLES = (CsvTable("table_frame", "hdtach.csv", COLUMNS, finite=("position_pct", "mb_s"), text=("pass",)),)
 
     @property
     def passes(self) -> pd.DataFrame:

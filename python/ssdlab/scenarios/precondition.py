@@ -28,7 +28,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.report.charts import PALETTE, Chart, chart_axis, chart_layout, chart_title
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
-from ssdlab.results import TableResult, plain, procedure_summary, subtitle
+from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, finish, header, save, sim_config
 from ssdlab.scenarios.shared import SIM
@@ -159,9 +159,7 @@ class PreconditionResult(TableResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
-    COLUMNS = COLUMNS
-    TABLE_FILE = "precondition.csv"
-    FINITE = ("pass", "time_s", "mb_s")
+    TABLES = (CsvTable("table_frame", "precondition.csv", COLUMNS, finite=("pass", "time_s", "mb_s")),)
 
     @property
     def series(self) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, run_rounds
-from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 
@@ -171,6 +171,8 @@ class PtsHirResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    TABLES = (CsvTable("slices", "slices.csv", SLICE_COLUMNS, finite=("wait_s", "slice", "time_s", "seconds", "iops")),
+              CsvTable("precondition", "precondition.csv", ROW_COLUMNS, finite=("round", "iops")))
 
     def __init__(self, slices: pd.DataFrame, precondition: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any
                  ) -> None:
@@ -219,20 +221,6 @@ class PtsHirResult(ProcedureResult):
         summary["deviations"] = dev
         precondition = pd.DataFrame([r.row() for r in pre], columns=list(ROW_COLUMNS))
         return cls(frame, precondition, plain(summary), config=config)
-
-    @classmethod
-    def load(cls, directory: Any) -> PtsHirResult:
-        from pathlib import Path
-
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        slices = read_csv(d, "slices.csv", SLICE_COLUMNS, finite=("wait_s", "slice", "time_s", "seconds", "iops"))
-        pre = read_csv(d, "precondition.csv", ROW_COLUMNS, finite=("round", "iops"))
-        return cls(slices, pre, summary)
-
-    def _write_frames(self, staging: Any) -> None:
-        self.slices.to_csv(staging / "slices.csv", index=False, float_format="%.10g")
-        self.precondition.to_csv(staging / "precondition.csv", index=False, float_format="%.10g")
 
     def subtitle(self) -> str:
         s = self.summary

@@ -28,7 +28,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
-from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
@@ -193,6 +193,8 @@ class PtsIopsResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    TABLES = (CsvTable("rounds", "rounds.csv", ROUNDS_COLUMNS, finite=("round", "read_pct", "block_bytes", "iops")),
+              CsvTable("table", "iops_table.csv", TABLE_COLUMNS, finite=TABLE_COLUMNS))
 
     def __init__(self, rounds: pd.DataFrame, table: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any) -> None:
         self.rounds = rounds
@@ -231,20 +233,6 @@ class PtsIopsResult(ProcedureResult):
         summary["simulated_seconds"] = simulated_seconds
         summary["deviations"] = deviations(params)
         return cls(rounds, table, plain(summary), config=config)
-
-    @classmethod
-    def load(cls, directory: Any) -> PtsIopsResult:
-        from pathlib import Path
-
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        rounds = read_csv(d, "rounds.csv", ROUNDS_COLUMNS, finite=("round", "read_pct", "block_bytes", "iops"))
-        table = read_csv(d, "iops_table.csv", TABLE_COLUMNS, finite=TABLE_COLUMNS)
-        return cls(rounds, table, summary)
-
-    def _write_frames(self, staging: Any) -> None:
-        self.rounds.to_csv(staging / "rounds.csv", index=False, float_format="%.10g")
-        self.table.to_csv(staging / "iops_table.csv", index=False, float_format="%.10g")
 
     def verdict_windows(self) -> Dict[str, steady.Window]:
         s = self.summary["steady_state"]

@@ -21,7 +21,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import (ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, purge_and_wipc,
                                run_rounds)
-from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
@@ -117,6 +117,8 @@ class PtsThroughputResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    TABLES = (CsvTable("rounds", "rounds.csv", ROW_COLUMNS, finite=("round", "read_pct", "block_bytes", "mb_s")),
+              CsvTable("table", "throughput_table.csv", TABLE_COLUMNS, finite=("block_bytes", "read_mb_s", "write_mb_s")))
 
     def __init__(self, rounds: pd.DataFrame, table: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any) -> None:
         self.rounds = rounds
@@ -157,20 +159,6 @@ class PtsThroughputResult(ProcedureResult):
         summary["deviations"] = deviations(params)
         return cls(pd.concat(frames, ignore_index=True), pd.DataFrame(table, columns=list(TABLE_COLUMNS)),
                    plain(summary), config=config)
-
-    @classmethod
-    def load(cls, directory: Any) -> PtsThroughputResult:
-        from pathlib import Path
-
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        rounds = read_csv(d, "rounds.csv", ROW_COLUMNS, finite=("round", "read_pct", "block_bytes", "mb_s"))
-        table = read_csv(d, "throughput_table.csv", TABLE_COLUMNS, finite=("block_bytes", "read_mb_s", "write_mb_s"))
-        return cls(rounds, table, summary)
-
-    def _write_frames(self, staging: Any) -> None:
-        self.rounds.to_csv(staging / "rounds.csv", index=False, float_format="%.10g")
-        self.table.to_csv(staging / "throughput_table.csv", index=False, float_format="%.10g")
 
     def subtitle(self) -> str:
         s = self.summary

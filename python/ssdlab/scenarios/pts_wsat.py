@@ -25,7 +25,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
-from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
@@ -166,6 +166,8 @@ class PtsWsatResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    TABLES = (CsvTable("samples", "samples.csv", SAMPLE_COLUMNS, finite=("sample", "time_s", "iops", "tgbw")),
+              CsvTable("series", "series.csv", SERIES_COLUMNS, finite=SERIES_COLUMNS))
 
     def __init__(self, samples: pd.DataFrame, series: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any) -> None:
         self.samples = samples
@@ -232,20 +234,6 @@ class PtsWsatResult(ProcedureResult):
                                   if len(whole) >= steady.WINDOW else None)
         summary["deviations"] = deviations(params)
         return cls(samples, series, plain(summary), config=config)
-
-    @classmethod
-    def load(cls, directory: Any) -> PtsWsatResult:
-        from pathlib import Path
-
-        d = Path(directory)
-        summary = read_summary(d, cls.SCENARIOS)
-        samples = read_csv(d, "samples.csv", SAMPLE_COLUMNS, finite=("sample", "time_s", "iops", "tgbw"))
-        series = read_csv(d, "series.csv", SERIES_COLUMNS, finite=SERIES_COLUMNS)
-        return cls(samples, series, summary)
-
-    def _write_frames(self, staging: Any) -> None:
-        self.samples.to_csv(staging / "samples.csv", index=False, float_format="%.10g")
-        self.series.to_csv(staging / "series.csv", index=False, float_format="%.10g")
 
     def subtitle(self) -> str:
         s = self.summary

@@ -20,7 +20,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts import options as pto
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
-from ssdlab.results import ProcedureResult, plain, procedure_summary, read_csv, read_summary, subtitle
+from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 
@@ -126,6 +126,7 @@ class PtsXsrResult(ProcedureResult):
 
     SCENARIOS = (NAME,)
     FILES = FILES
+    TABLES = (CsvTable("samples", "samples.csv", SAMPLE_COLUMNS, finite=("group", "time_s", "mb_s")),)
 
     def __init__(self, samples: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any) -> None:
         self.samples = samples
@@ -181,17 +182,6 @@ class PtsXsrResult(ProcedureResult):
                                                 [f"access groups of {params['phase_minutes']} minutes instead of "
                                                  "480, 360, 480"])
         return cls(samples, plain(summary), config=config)
-
-    @classmethod
-    def load(cls, directory: Any) -> PtsXsrResult:
-        from pathlib import Path
-
-        d = Path(directory)
-        return cls(read_csv(d, "samples.csv", SAMPLE_COLUMNS, finite=("group", "time_s", "mb_s")),
-                   read_summary(d, cls.SCENARIOS))
-
-    def _write_frames(self, staging: Any) -> None:
-        self.samples.to_csv(staging / "samples.csv", index=False, float_format="%.10g")
 
     def subtitle(self) -> str:
         s = self.summary

@@ -41,7 +41,7 @@ from ssdlab.report.charts import (
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import TableResult, plain, procedure_summary, subtitle
+from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
@@ -168,10 +168,7 @@ class SaturationResult(TableResult):
 
     SCENARIOS = ("saturation",)
     FILES = FILES
-    COLUMNS = COLUMNS
-    TABLE_FILE = "saturation.csv"
-    FINITE = ("gb_written", "mb_s")
-    TEXT_COLUMNS = ("phase",)
+    TABLES = (CsvTable("table_frame", "saturation.csv", COLUMNS, finite=("gb_written", "mb_s"), text=("phase",)),)
 
     @property
     def curve(self) -> pd.DataFrame:

@@ -30,7 +30,7 @@ from ssdlab.report.charts import PASS_COLOURS, Chart, chart_axis, chart_layout, 
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import TableResult, plain, procedure_summary, subtitle
+from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, pct_text, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
@@ -127,10 +127,7 @@ class UsedVsNewResult(TableResult):
 
     SCENARIOS = ("used-vs-new",)
     FILES = FILES
-    COLUMNS = COLUMNS
-    TABLE_FILE = "used_vs_new.csv"
-    FINITE = ("mb_s", "iops")
-    TEXT_COLUMNS = ("state",)
+    TABLES = (CsvTable("table_frame", "used_vs_new.csv", COLUMNS, finite=("mb_s", "iops"), text=("state",)),)
 
     @property
     def states(self) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from ssdlab.report.charts import Chart, chart_axis, chart_layout, chart_title, n
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
-from ssdlab.results import MIB, TableResult, plain, procedure_summary, subtitle
+from ssdlab.results import MIB, CsvTable, TableResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.consistency_report import ConsistencyRun
@@ -89,9 +89,7 @@ class WorstCaseWaResult(TableResult):
 
     SCENARIOS = ("wa",)
     FILES = FILES
-    COLUMNS = COLUMNS
-    TABLE_FILE = "wa.csv"
-    FINITE = ("time_s", "mb_s", "host_mib")
+    TABLES = (CsvTable("table_frame", "wa.csv", COLUMNS, finite=("time_s", "mb_s", "host_mib")),)
 
     @property
     def series(self) -> pd.DataFrame:
