@@ -465,6 +465,12 @@ def subtitle(s: Dict[str, Any], how: str) -> str:
     return f"{how} · {drive}" if len(how) + len(drive) <= 115 else f"{how}\n{drive}"
 
 
+def write_summary(directory: Path, summary: Dict[str, Any]) -> None:
+    """Writes `summary` as `directory`/summary.json (indented, UTF-8, no NaN)."""
+    text = json.dumps(plain(summary), indent=2, ensure_ascii=False, allow_nan=False)
+    (directory / "summary.json").write_text(text + "\n", encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class CsvTable:
     """One CSV file of a result: the attribute that holds its frame, the file's name, its columns,
@@ -533,8 +539,7 @@ class ProcedureResult:
 
         def write(staging: Path) -> None:
             self._write_frames(staging)
-            text = json.dumps(plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
-            (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
+            write_summary(staging, self.summary)
             for name, fig in self.charts().items():
                 fig.savefig(staging / name)
 

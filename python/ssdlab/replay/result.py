@@ -3,14 +3,13 @@ and the chart; saved as a result directory (docs/traces.md, "Output")."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import numpy as np
 
 from ssdlab.config import DriveConfig
-from ssdlab.results import PathLike, _write_atomically, plain
+from ssdlab.results import PathLike, _write_atomically, write_summary
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made (see ssdlab.results)
     import pandas as pd
@@ -142,8 +141,7 @@ class ReplayResult:
         def write(staging: Path) -> None:
             self.series.to_csv(staging / "series.csv", index=False, float_format="%.6g")
             self.latency.to_csv(staging / "latency.csv", index=False, float_format="%.6g")
-            text = json.dumps(plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
-            (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
+            write_summary(staging, self.summary)
             self.chart().savefig(staging / "replay.png")
 
         return _write_atomically(out_dir, write)

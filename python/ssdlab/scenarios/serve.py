@@ -24,7 +24,7 @@ from ssdlab import cli_values as cv
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.replay.result import latency_table, series_table
-from ssdlab.results import PathLike, _write_atomically, plain
+from ssdlab.results import PathLike, _write_atomically, plain, write_summary
 from ssdlab.scenarios.base import Opt, Scenario
 from ssdlab.scenarios.command import default_out, header, latency_text, sim_config
 from ssdlab.scenarios.shared import SIM
@@ -314,8 +314,7 @@ class ServeResult:
         def write(staging: Path) -> None:
             self.series.to_csv(staging / "series.csv", index=False, float_format="%.6g")
             self.latency.to_csv(staging / "latency.csv", index=False, float_format="%.6g")
-            text = json.dumps(plain(self.summary), indent=2, ensure_ascii=False, allow_nan=False)
-            (staging / "summary.json").write_text(text + "\n", encoding="utf-8")
+            write_summary(staging, self.summary)
             self.chart().savefig(staging / "serve.png")
 
         return _write_atomically(out_dir, write)
