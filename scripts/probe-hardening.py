@@ -710,51 +710,53 @@ def _(tmp: Path) -> Outcome:
     return expect_error(r)
 
 
+def report_refused(tmp: Path, target: str) -> Outcome:
+    """`ssdlab report TARGET -o r.html` in `tmp`: one error line, and no r.html."""
+    r = cli(["report", target, "-o", "r.html", "-q"], tmp)
+    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+
+
+def set_cell(path: Path, line: int, column: int, value: str) -> None:
+    """Puts `value` into a CSV file's cell (line numbers from 0, the header's included)."""
+    lines = path.read_text().splitlines()
+    cells = lines[line].split(",")
+    cells[column] = value
+    lines[line] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+
+
 @case("tb-report-summary-nested-json", "3", "error; no report written")
 def _(tmp: Path) -> Outcome:
     res = copy_result("consistency", tmp / "x")
     (res / "summary.json").write_text(DEEP)
-    r = cli(["report", "x", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    return report_refused(tmp, "x")
 
 
 @case("tb-report-summary-nested-object", "3", "error; no report written")
 def _(tmp: Path) -> Outcome:
     res = copy_result("consistency", tmp / "x")
     (res / "summary.json").write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
-    r = cli(["report", "x", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    return report_refused(tmp, "x")
 
 
 @case("tb-report-iops-inf", "3", "error; no report written")
 def _(tmp: Path) -> Outcome:
     res = copy_result("consistency", tmp / "x")
-    lines = (res / "iops.csv").read_text().splitlines()
-    cells = lines[2].split(",")
-    cells[-1] = "inf"
-    lines[2] = ",".join(cells)
-    (res / "iops.csv").write_text("\n".join(lines) + "\n")
-    r = cli(["report", "x", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    set_cell(res / "iops.csv", 2, -1, "inf")
+    return report_refused(tmp, "x")
 
 
 @case("tb-report-iops-nan-and-huge", "3", "error; no report written")
 def _(tmp: Path) -> Outcome:
     res = copy_result("consistency", tmp / "x")
-    lines = (res / "iops.csv").read_text().splitlines()
-    cells = lines[3].split(",")
-    cells[0] = "9" * 5000
-    lines[3] = ",".join(cells)
-    (res / "iops.csv").write_text("\n".join(lines) + "\n")
-    r = cli(["report", "x", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    set_cell(res / "iops.csv", 3, 0, "9" * 5000)
+    return report_refused(tmp, "x")
 
 
 @case("tb-report-symlink-loop", "3", "error")
 def _(tmp: Path) -> Outcome:
     (tmp / "loop").symlink_to("loop")
-    r = cli(["report", "loop", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    return report_refused(tmp, "loop")
 
 
 @case("tb-report-symlink-loop-inside", "3", "error")
@@ -762,8 +764,7 @@ def _(tmp: Path) -> Outcome:
     res = copy_result("consistency", tmp / "x")
     (res / "summary.json").unlink()
     (res / "summary.json").symlink_to("summary.json")
-    r = cli(["report", "x", "-o", "r.html", "-q"], tmp)
-    return expect_error(r, (not (tmp / "r.html").exists(), "r.html written"))
+    return report_refused(tmp, "x")
 
 
 FIO_NUMERIC = {
