@@ -23,9 +23,9 @@ develop: $(PY) ## Rebuild the extension only (release), after editing crates/
 tools: $(PY) ## System tools the tests need (fio, blktrace, Chromium, Playwright), installed when missing
 	bash scripts/install-test-tools.sh $(PY)
 
-test: install tools ## Set up, then every test: Rust (release) and pytest; slow tests are opt-in: make test-slow
+test: install tools ## Set up, then every test: Rust (release) and pytest (one worker per CPU, a file per worker); slow tests are opt-in: make test-slow
 	cargo test --workspace --release
-	$(PY) -m pytest
+	$(PY) -m pytest -n logical --dist loadfile
 
 test-slow: ## The slow pytest tests (full-size drives)
 	$(PY) -m pytest -m slow

@@ -53,9 +53,13 @@ def test_drives(tmp_path: Path) -> None:
     out = run("drives", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split()[:6] == ["NAME", "USER", "PHYSICAL", "OP", "%", "DIES"]
+    assert lines[0].split()[:8] == ["NAME", "USER", "PHYSICAL", "OP", "%", "EFF", "%", "DIES"]
     row = next(line for line in lines if line.startswith("mlc-256"))
     assert "256 GB" in row and "256 GiB" in row and "7.37" in row and "greedy" in row and "on-demand" in row
+    # the effective spare: the op less the expected bad blocks, the GC's pool and the open blocks
+    eff = float(row.split()[6])
+    assert eff == pytest.approx(100 * ssdlab.load_preset("mlc-256").spare()["effective_spare_factor"], abs=0.006)
+    assert 6.0 < eff < 7.37
     assert len(lines) == 1 + len(ssdlab.preset_names())
 
 

@@ -58,6 +58,9 @@ def preset(name: str) -> str:
 def describe_config(config_json: str) -> str:
     """Validates a config (JSON) and returns its derived layout figures as JSON."""
 
+def spare(config_json: str, seed: Optional[int] = None) -> str:
+    """The spare area (JSON) of the drive built with `seed`, or with the expected bad blocks."""
+
 def with_user_capacity(config_json: str, user_bytes: int) -> str:
     """The same drive design at another user capacity (JSON in, JSON out)."""
 

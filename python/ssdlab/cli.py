@@ -61,8 +61,13 @@ def cli() -> None:
 
 @cli.command()
 def drives() -> None:
-    """List the built-in drive presets."""
-    rows = [("NAME", "USER", "PHYSICAL", "OP %", "DIES", "GC", "GC MODE", "DESCRIPTION")]
+    """List the built-in drive presets.
+
+    EFF % is the effective spare factor: the over-provisioning less the expected factory bad
+    blocks, the free pool GC keeps and one open block per die (summary.json's
+    effective_spare_factor gives it for the run's own seed).
+    """
+    rows = [("NAME", "USER", "PHYSICAL", "OP %", "EFF %", "DIES", "GC", "GC MODE", "DESCRIPTION")]
     for name in preset_names():
         cfg = load_preset(name)
         d = cfg.describe()
@@ -72,6 +77,7 @@ def drives() -> None:
                 format_size(d["user_capacity_bytes"]),
                 format_size(d["physical_capacity_bytes"]),
                 f"{100 * d['op']:.2f}",
+                f"{100 * cfg.spare()['effective_spare_factor']:.2f}",
                 str(d["dies"]),
                 cfg.ftl.gc_policy,
                 cfg.ftl.gc_mode,
@@ -79,7 +85,7 @@ def drives() -> None:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    right = {1, 2, 3, 4}
+    right = {1, 2, 3, 4, 5}
     for r in rows:
         cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
         click.echo("  ".join(cells + [r[-1]]))

@@ -432,6 +432,16 @@ class DriveConfig(_Model):
         described: Dict[str, Any] = json.loads(_core.describe_config(self.to_json()))
         return described
 
+    def spare(self, seed: Optional[int] = None) -> Dict[str, Any]:
+        """The spare area the data really gets (the core's `ssdlab::spare`): ``op`` as built, less
+        the factory ``bad_blocks`` (drawn from `seed` as the drive draws them; without a seed, the
+        expected number), the free pool GC keeps per die (``pool_blocks_per_die``), one open block
+        per die and a static SLC cache's blocks; ``effective_spare_factor`` is what is left, a
+        fraction of the user capacity like ``op``: the spare factor the analytic WA models need.
+        """
+        figures: Dict[str, Any] = json.loads(_core.spare(self.to_json(), seed))
+        return figures
+
 
 def preset_names() -> list[str]:
     """Names of the built-in drives (``configs/drives/*.toml``), the default first."""

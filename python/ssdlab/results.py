@@ -400,6 +400,7 @@ def procedure_summary(
         "wall_seconds": wall_seconds,
         "user_capacity_bytes": layout["user_capacity_bytes"],
         "op": layout["op"],
+        "effective_spare_factor": config.spare(seed)["effective_spare_factor"],
         "gc_mode": config.ftl.gc_mode,
         "gc_policy": config.ftl.gc_policy,
         **params,

@@ -105,6 +105,18 @@ fn describe_config(config_json: &str) -> PyResult<String> {
     })
 }
 
+/// The spare area of the drive built with `seed` (or, without one, with the expected bad blocks):
+/// `ssdlab::spare::Spare` as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, seed=None))]
+fn spare(config_json: &str, seed: Option<u64>) -> PyResult<String> {
+    guarded(|| {
+        let cfg = parse_config(config_json)?;
+        let l = cfg.validate().map_err(|e| to_py(e, None))?;
+        Ok(serde_json::to_string(&ssdlab::spare::spare(&cfg, &l, seed)).expect("spare serialises"))
+    })
+}
+
 /// The same drive design at another user capacity (JSON in, JSON out).
 #[pyfunction]
 fn with_user_capacity(config_json: &str, user_bytes: u64) -> PyResult<String> {
@@ -449,6 +461,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store_unit_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;
     m.add_function(wrap_pyfunction!(describe_config, m)?)?;
+    m.add_function(wrap_pyfunction!(spare, m)?)?;
     m.add_function(wrap_pyfunction!(with_user_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(consistency_steps, m)?)?;
     m.add_class::<Simulator>()?;

@@ -46,6 +46,7 @@ pub mod nand;
 mod prefetch;
 pub mod presets;
 pub mod scenario;
+pub mod spare;
 pub mod store;
 pub mod theory;
 pub mod units;

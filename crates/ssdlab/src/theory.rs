@@ -64,6 +64,8 @@ pub struct Measured {
     /// (blocks − mean free blocks − 2 open blocks) × units per block / user units: the spare
     /// ratio the drive really had (model-notes.md).
     pub alpha_eff: f64,
+    /// Mean free blocks per die seen by the measured host writes.
+    pub mean_free_blocks_per_die: f64,
 }
 
 /// Fills `cfg`'s drive sequentially, writes four drive-fulls of uniform random 4 KiB writes to
@@ -100,6 +102,7 @@ pub fn measure_uniform_wa(cfg: &DriveConfig, seed: u64) -> Result<Measured> {
     Ok(Measured {
         write_amplification: c.write_amplification().unwrap_or(0.0),
         alpha_eff: blocks * f64::from(layout.units_per_block) / user as f64,
+        mean_free_blocks_per_die: c.mean_free_blocks().unwrap_or(0.0) / f64::from(layout.dies),
     })
 }
 

@@ -202,6 +202,7 @@ def _consistency(s: Session, span: int, spare_area_pct: float, duration_s: float
     summary.update({
         "user_capacity_bytes": s.target.size_bytes,
         "op": None,
+        "effective_spare_factor": None,
         "spare_area_pct": spare_area_pct,
         "gc_policy": None,
         "duration_s": duration_s,

@@ -295,6 +295,7 @@ def _summary(plan: FioPlan, target: Target, doc: Dict[str, Any], wa: Dict[str, A
         "jobfile": plan.path,
         "user_capacity_bytes": target.size_bytes,
         "op": None,
+        "effective_spare_factor": None,
         "gc_policy": None,
         "jobs": jobs,
         "erase_method": erase,

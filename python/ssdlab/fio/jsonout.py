@@ -363,6 +363,7 @@ def fio_json(run: "FioRun") -> Dict[str, Any]:
             "drive": run.drive,
             "user_capacity_bytes": d["user_capacity_bytes"],
             "op": d["op"],
+            "effective_spare_factor": run.config.spare(run.seed)["effective_spare_factor"],
             "gc_policy": run.config.ftl.gc_policy,
             "seed": run.seed,
             "ssdlab_version": _core.__version__,

@@ -130,6 +130,7 @@ def summary(run: "FioRun") -> Dict[str, Any]:
         "jobfile": run.plan.path,
         "user_capacity_bytes": d["user_capacity_bytes"],
         "op": d["op"],
+        "effective_spare_factor": run.config.spare(run.seed)["effective_spare_factor"],
         "gc_policy": run.config.ftl.gc_policy,
         "jobs": jobs,
         "notes": list(run.notes),

@@ -186,6 +186,7 @@ def replay(
         "drive": cfg.name,
         "user_capacity_bytes": user,
         "op": cfg.describe()["op"],
+        "effective_spare_factor": cfg.spare(seed)["effective_spare_factor"],
         "gc_policy": cfg.ftl.gc_policy,
         "seed": seed,
         "trace": shown,

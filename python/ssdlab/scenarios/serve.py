@@ -185,6 +185,7 @@ def _result(server: Server, out: Dict[str, Any], series: Dict[str, Any], wall_s:
         "drive": cfg.name,
         "user_capacity_bytes": d["user_capacity_bytes"],
         "op": d["op"],
+        "effective_spare_factor": cfg.spare(server.seed)["effective_spare_factor"],
         "gc_policy": cfg.ftl.gc_policy,
         "seed": server.seed,
         "clock": server.clock,

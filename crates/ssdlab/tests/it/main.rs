@@ -9,6 +9,7 @@ mod replay;
 mod shape;
 mod skew;
 mod slc_cache;
+mod spare;
 mod support;
 mod theory;
 mod throughput;
