@@ -300,3 +300,27 @@ def test_the_real_clock_holds_each_reply_until_its_simulated_completion(served) 
     assert summary["clock"] == "real" and sim_us > 20, summary["latency_us"]
     assert wall_us >= 0.95 * sim_us, (wall_us, sim_us)
     assert set(summary["lag"]) == {"late_replies", "late_total_s", "max_late_us"}
+
+
+def test_the_chart_shows_the_slc_cache_of_a_drive_with_one(tmp_path: Path) -> None:
+    """serve.png: a fourth panel with the SLC cache's data per second on a drive with a cache (its
+    curve is the series' column, in GB), three panels on one without."""
+    need("qemu-io")
+    from ssdlab import load_preset
+    from ssdlab.scenarios.serve import serve
+
+    panels = {}
+    for name in ("qlc-hybrid-cache", "mlc-256"):
+        sock = tmp_path / f"{name}.sock"
+        with serve(load_preset(name).with_user_capacity("512MiB"), socket=sock) as server:
+            qemu_io(f"nbd+unix:///?socket={sock}", "write -P 0x11 0 48M", "flush", "write -P 0x22 48M 48M")
+            result = server.stop()
+        fig = result.chart()
+        panels[name] = [ax.get_ylabel() for ax in fig.axes]
+        if name == "qlc-hybrid-cache":
+            cached = result.series["slc_cached_mib"].to_numpy() * 1.048576 / 1000
+            assert cached.max() > 0, "the writes went to the cache"
+            line = fig.axes[2].get_lines()[0].get_ydata()
+            assert list(line) == list(cached)
+    assert panels["qlc-hybrid-cache"] == ["IOPS", "MB/s", "data in SLC cache (GB)", "write amplification"]
+    assert panels["mlc-256"] == ["IOPS", "MB/s", "write amplification"]
