@@ -324,3 +324,38 @@ def test_the_chart_shows_the_slc_cache_of_a_drive_with_one(tmp_path: Path) -> No
             assert list(line) == list(cached)
     assert panels["qlc-hybrid-cache"] == ["IOPS", "MB/s", "data in SLC cache (GB)", "write amplification"]
     assert panels["mlc-256"] == ["IOPS", "MB/s", "write amplification"]
+
+
+def test_two_connections_in_a_fixed_order_give_the_same_results(tmp_path: Path) -> None:
+    """Determinism with several connections: two raw-socket clients, each waiting for its reply
+    before the other sends, so the server sees one fixed interleaving; the same requests and seed
+    twice give the same files bit for bit. (Clients that race each other make the interleaving
+    the host's; docs/serve.md, The clocks.)"""
+    import random
+
+    dirs = []
+    for name in ("a", "b"):
+        s = Served(tmp_path, "--seed", "9", "--once", name=name)
+        try:
+            rng = random.Random(4)
+            clients = [Client(s.socket), Client(s.socket)]
+            for i in range(1200):
+                c = clients[i % 2]
+                offset = rng.randrange(0, 64 << 20, 4096)
+                kind = rng.random()
+                if kind < 0.7:
+                    assert c.request(CMD_WRITE, offset, 4096, bytes([i % 251]) * 4096)[0] == 0
+                elif kind < 0.9:
+                    assert c.request(CMD_READ, offset, 4096)[0] == 0
+                else:
+                    assert c.request(CMD_TRIM, offset, 1 << 20)[0] == 0
+            for c in clients:
+                c.close()
+            assert s.wait(120) == 0, s.stderr()
+        finally:
+            s.kill()
+        dirs.append(s.out)
+    summary = json.loads((dirs[0] / "summary.json").read_text())
+    assert summary["sessions"] == 2 and summary["requests"]["write"] > 700
+    same_results(dirs[0], dirs[1], ["series.csv", "latency.csv", "summary.json"],
+                 skip=["wall_seconds", "addresses"])
