@@ -590,12 +590,21 @@ mod tests {
         );
         // FAST_ZERO: an unmapping write-zeroes is fast; one that must program zeros is not.
         assert_eq!(
-            check_request(&req(CMD_WRITE_ZEROES, 0, 4096, CMD_FLAG_FAST_ZERO), size, false),
+            check_request(
+                &req(CMD_WRITE_ZEROES, 0, 4096, CMD_FLAG_FAST_ZERO),
+                size,
+                false
+            ),
             None
         );
         assert_eq!(
             check_request(
-                &req(CMD_WRITE_ZEROES, 0, 4096, CMD_FLAG_FAST_ZERO | CMD_FLAG_NO_HOLE),
+                &req(
+                    CMD_WRITE_ZEROES,
+                    0,
+                    4096,
+                    CMD_FLAG_FAST_ZERO | CMD_FLAG_NO_HOLE
+                ),
                 size,
                 false
             ),
