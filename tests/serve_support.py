@@ -154,3 +154,63 @@ def same_results(a: Path, b: Path, files: List[str], skip: Optional[List[str]] =
             assert sa == sb
         else:
             assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
+class LoopChain:
+    """The issue's chain on an NBD socket (root only): qemu-storage-daemon's FUSE export of the
+    NBD node (``discard=unmap``, ``writable=on``), a loop device on the FUSE file, and a mount
+    point for a file system on it. `up()` builds it (the loop device's path), `down()` unmounts
+    and takes it apart; a test builds it again to read past every page cache."""
+
+    def __init__(self, socket_path: Path, work: Path) -> None:
+        self.socket = socket_path
+        self.work = work
+        self.mnt = work / "mnt"
+        self.mnt.mkdir(exist_ok=True)
+        self.up_parts: List[Tuple[str, Any]] = []
+        self.n = 0
+
+    @staticmethod
+    def skip_unless_possible() -> None:
+        import os
+
+        if os.geteuid() != 0:
+            pytest.skip("losetup and mount need root")
+        need("qemu-storage-daemon", "losetup", "mkfs.ext4", "mount", "umount", "fstrim")
+        if not Path("/dev/fuse").exists():
+            pytest.skip("no /dev/fuse")
+
+    def up(self) -> str:
+        self.n += 1
+        image, pidfile = self.work / f"fuse{self.n}.img", self.work / f"qsd{self.n}.pid"
+        image.touch()
+        run("qemu-storage-daemon", "--blockdev",
+            f"driver=nbd,node-name=n0,server.type=unix,server.path={self.socket},discard=unmap",
+            "--export", f"type=fuse,id=e0,node-name=n0,mountpoint={image},writable=on",
+            "--daemonize", "--pidfile", str(pidfile))
+        self.up_parts.append(("qsd", pidfile))
+        loop = run("losetup", "--find", "--show", str(image)).stdout.strip()
+        self.up_parts.append(("loop", loop))
+        return loop
+
+    def mount(self, loop: str, *options: str) -> Path:
+        args = ["-o", ",".join(options)] if options else []
+        run("mount", *args, loop, str(self.mnt))
+        self.up_parts.append(("mount", self.mnt))
+        return self.mnt
+
+    def down(self) -> None:
+        import os
+
+        while self.up_parts:
+            kind, what = self.up_parts.pop()
+            if kind == "mount":
+                subprocess.run(["umount", str(what)], capture_output=True)
+            elif kind == "loop":
+                subprocess.run(["losetup", "-d", what], capture_output=True)
+            elif what.exists():
+                pid = int(what.read_text())
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+                    time.sleep(0.05)

@@ -300,3 +300,62 @@ def test_the_real_clock_holds_each_reply_until_its_simulated_completion(served) 
     assert summary["clock"] == "real" and sim_us > 20, summary["latency_us"]
     assert wall_us >= 0.95 * sim_us, (wall_us, sim_us)
     assert set(summary["lag"]) == {"late_replies", "late_total_s", "max_late_us"}
+
+
+def test_the_chart_shows_the_slc_cache_of_a_drive_with_one(tmp_path: Path) -> None:
+    """serve.png: a fourth panel with the SLC cache's data per second on a drive with a cache (its
+    curve is the series' column, in GB), three panels on one without."""
+    need("qemu-io")
+    from ssdlab import load_preset
+    from ssdlab.scenarios.serve import serve
+
+    panels = {}
+    for name in ("qlc-hybrid-cache", "mlc-256"):
+        sock = tmp_path / f"{name}.sock"
+        with serve(load_preset(name).with_user_capacity("512MiB"), socket=sock) as server:
+            qemu_io(f"nbd+unix:///?socket={sock}", "write -P 0x11 0 48M", "flush", "write -P 0x22 48M 48M")
+            result = server.stop()
+        fig = result.chart()
+        panels[name] = [ax.get_ylabel() for ax in fig.axes]
+        if name == "qlc-hybrid-cache":
+            cached = result.series["slc_cached_mib"].to_numpy() * 1.048576 / 1000
+            assert cached.max() > 0, "the writes went to the cache"
+            line = fig.axes[2].get_lines()[0].get_ydata()
+            assert list(line) == list(cached)
+    assert panels["qlc-hybrid-cache"] == ["IOPS", "MB/s", "data in SLC cache (GB)", "write amplification"]
+    assert panels["mlc-256"] == ["IOPS", "MB/s", "write amplification"]
+
+
+def test_two_connections_in_a_fixed_order_give_the_same_results(tmp_path: Path) -> None:
+    """Determinism with several connections: two raw-socket clients, each waiting for its reply
+    before the other sends, so the server sees one fixed interleaving; the same requests and seed
+    twice give the same files bit for bit. (Clients that race each other make the interleaving
+    the host's; docs/serve.md, The clocks.)"""
+    import random
+
+    dirs = []
+    for name in ("a", "b"):
+        s = Served(tmp_path, "--seed", "9", "--once", name=name)
+        try:
+            rng = random.Random(4)
+            clients = [Client(s.socket), Client(s.socket)]
+            for i in range(1200):
+                c = clients[i % 2]
+                offset = rng.randrange(0, 64 << 20, 4096)
+                kind = rng.random()
+                if kind < 0.7:
+                    assert c.request(CMD_WRITE, offset, 4096, bytes([i % 251]) * 4096)[0] == 0
+                elif kind < 0.9:
+                    assert c.request(CMD_READ, offset, 4096)[0] == 0
+                else:
+                    assert c.request(CMD_TRIM, offset, 1 << 20)[0] == 0
+            for c in clients:
+                c.close()
+            assert s.wait(120) == 0, s.stderr()
+        finally:
+            s.kill()
+        dirs.append(s.out)
+    summary = json.loads((dirs[0] / "summary.json").read_text())
+    assert summary["sessions"] == 2 and summary["requests"]["write"] > 700
+    same_results(dirs[0], dirs[1], ["series.csv", "latency.csv", "summary.json"],
+                 skip=["wall_seconds", "addresses"])

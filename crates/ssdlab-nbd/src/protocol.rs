@@ -28,15 +28,23 @@ pub const FLAG_SEND_TRIM: u16 = 1 << 5;
 pub const FLAG_SEND_WRITE_ZEROES: u16 = 1 << 6;
 pub const FLAG_SEND_DF: u16 = 1 << 7;
 pub const FLAG_CAN_MULTI_CONN: u16 = 1 << 8;
+pub const FLAG_SEND_FAST_ZERO: u16 = 1 << 11;
 
 /// What this server exports: a writable, non-rotational drive that takes FLUSH, FUA, TRIM and
-/// WRITE_ZEROES, and whose one simulator serves every connection (so FLUSH is visible to all).
+/// WRITE_ZEROES (with `FAST_ZERO`), and whose one simulator serves every connection (so FLUSH is
+/// visible to all).
+///
+/// `SEND_FAST_ZERO` matters beyond its own use: qemu's NBD client (block/nbd.c) only supports
+/// `BDRV_REQ_NO_FALLBACK` zeroing with it, and qemu's FUSE export turns `fallocate(PUNCH_HOLE)`
+/// into exactly such a write-zeroes; without the flag qemu-storage-daemon answers `EOPNOTSUPP`
+/// and a loop device on the FUSE file turns discard off (no fstrim reaches the drive).
 pub const EXPORT_FLAGS: u16 = FLAG_HAS_FLAGS
     | FLAG_SEND_FLUSH
     | FLAG_SEND_FUA
     | FLAG_SEND_TRIM
     | FLAG_SEND_WRITE_ZEROES
-    | FLAG_CAN_MULTI_CONN;
+    | FLAG_CAN_MULTI_CONN
+    | FLAG_SEND_FAST_ZERO;
 
 // Options.
 pub const OPT_EXPORT_NAME: u32 = 1;
@@ -79,6 +87,8 @@ pub const CMD_FLAG_FUA: u16 = 1 << 0;
 pub const CMD_FLAG_NO_HOLE: u16 = 1 << 1;
 pub const CMD_FLAG_DF: u16 = 1 << 2;
 pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
+/// `WRITE_ZEROES` only if faster than writing zeros; else fail at once with `ENOTSUP`.
+pub const CMD_FLAG_FAST_ZERO: u16 = 1 << 4;
 
 /// The one metadata context served, and its id.
 pub const META_ALLOCATION: &str = "base:allocation";
@@ -396,7 +406,7 @@ pub fn check_request_with(r: &Request, size: u64, structured: bool, meta: bool) 
         CMD_BLOCK_STATUS if meta => CMD_FLAG_REQ_ONE,
         CMD_READ => CMD_FLAG_FUA | if structured { CMD_FLAG_DF } else { 0 },
         CMD_WRITE | CMD_TRIM | CMD_FLUSH | CMD_CACHE => CMD_FLAG_FUA,
-        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
+        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE | CMD_FLAG_FAST_ZERO,
         CMD_DISC => u16::MAX,
         _ => return Some(EINVAL),
     };
@@ -431,7 +441,13 @@ pub fn check_request_with(r: &Request, size: u64, structured: bool, meta: bool) 
                     EINVAL
                 });
             }
-            None
+            // proto.md, NBD_CMD_FLAG_FAST_ZERO: a write-zeroes that is no faster than writing
+            // zeros fails quickly with ENOTSUP and changes nothing. Without NO_HOLE the drive
+            // unmaps (a TRIM's cost); with it, it programs the zeros, as a write would.
+            let slow_zero = r.command == CMD_WRITE_ZEROES
+                && r.flags & CMD_FLAG_FAST_ZERO != 0
+                && r.flags & CMD_FLAG_NO_HOLE != 0;
+            slow_zero.then_some(ENOTSUP)
         }
     }
 }
@@ -572,5 +588,32 @@ mod tests {
             check_request(&req(CMD_TRIM, 0, 512, CMD_FLAG_NO_HOLE), size, false),
             Some(EINVAL)
         );
+        // FAST_ZERO: an unmapping write-zeroes is fast; one that must program zeros is not.
+        assert_eq!(
+            check_request(
+                &req(CMD_WRITE_ZEROES, 0, 4096, CMD_FLAG_FAST_ZERO),
+                size,
+                false
+            ),
+            None
+        );
+        assert_eq!(
+            check_request(
+                &req(
+                    CMD_WRITE_ZEROES,
+                    0,
+                    4096,
+                    CMD_FLAG_FAST_ZERO | CMD_FLAG_NO_HOLE
+                ),
+                size,
+                false
+            ),
+            Some(ENOTSUP)
+        );
+        assert_eq!(
+            check_request(&req(CMD_TRIM, 0, 4096, CMD_FLAG_FAST_ZERO), size, false),
+            Some(EINVAL)
+        );
+        assert_ne!(EXPORT_FLAGS & FLAG_SEND_FAST_ZERO, 0);
     }
 }

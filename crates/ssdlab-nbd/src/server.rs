@@ -210,9 +210,30 @@ impl Listener {
     }
 }
 
+/// The top padding every malloc arena grows by (glibc's `M_TOP_PAD`), while serving.
+pub const MALLOC_TOP_PAD: i32 = 64 << 20;
+
+/// Makes glibc grow a thread's malloc arena 64 MiB at a time instead of a page at a time.
+///
+/// The memory store takes a 4 KiB block per unit first written, on the simulator thread, whose
+/// arena glibc then grows by one page with one `mprotect`; in a process with several running
+/// threads each such call makes the kernel flush the other threads' TLBs. Served random writes
+/// to fresh units paid one per request (strace over 50,000 fio writes: 49,964 `mprotect`), and
+/// 4 KiB QD32 writes ran at 7-21K IOPS against 42-56K with the padding, alternating runs on this
+/// machine. The padding is address space, not memory: pages are touched only when used.
+#[allow(unsafe_code)]
+fn pad_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tunable of glibc's allocator; any value is valid for M_TOP_PAD.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, MALLOC_TOP_PAD);
+    }
+}
+
 impl Server {
     /// Starts serving `drive` (at its current state and time) on the configured listeners.
     pub fn start(drive: Drive, config: &ServerConfig) -> Result<Server> {
+        pad_malloc_arenas();
         if config.listen.is_empty() {
             return Err(Error::Workload(
                 "the server needs a socket or an address to listen on".into(),

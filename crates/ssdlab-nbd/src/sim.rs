@@ -332,15 +332,22 @@ impl Sim {
         if let Some(e) = p::check_request_with(r, self.size, structured, meta)
             .or(oversized_write.then_some(p::EOVERFLOW))
         {
-            let msg = format!(
-                "{} of {} bytes at offset {}: {} (export of {} bytes, 512-byte blocks, at most {} bytes a request)",
+            let what = format!(
+                "{} of {} bytes at offset {}: {}",
                 p::COMMAND_NAMES[p::command_index(r.command)],
                 r.length,
                 r.offset,
                 errno_name(e),
-                self.size,
-                p::MAX_PAYLOAD
             );
+            let msg = if e == p::ENOTSUP {
+                format!("{what} (FAST_ZERO with NO_HOLE: the drive programs the zeros, no faster than a write)")
+            } else {
+                format!(
+                    "{what} (export of {} bytes, 512-byte blocks, at most {} bytes a request)",
+                    self.size,
+                    p::MAX_PAYLOAD
+                )
+            };
             refuse(&mut reply, &mut self.stats, e, msg);
             return Some(reply);
         }

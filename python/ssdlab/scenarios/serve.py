@@ -266,14 +266,17 @@ class ServeResult:
             self.series[column] = [v * scale if scale != 1.0 else v for v in values]
 
     def chart(self) -> Figure:
-        """IOPS by direction, MB/s written (host and NAND) and WA, per simulated second."""
+        """IOPS by direction, MB/s written (host and NAND), the SLC cache's data (a drive with one)
+        and WA, per simulated second."""
         import numpy as np
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(10.0, 7.5), dpi=110, layout="constrained")
+        slc = self.summary.get("slc_cache") is not None and "slc_cached_mib" in self.series
+        fig = Figure(figsize=(10.0, 9.5 if slc else 7.5), dpi=110, layout="constrained")
         FigureCanvasAgg(fig)
-        axes = fig.subplots(3, 1, sharex=True)
+        axes = fig.subplots(4 if slc else 3, 1, sharex=True)
+        wa_ax = axes[-1]
         fig.suptitle(self.label, fontsize=13, fontweight="bold")
         s = self.summary
         wa = s["write_amplification"]
@@ -294,15 +297,23 @@ class ServeResult:
                      label="NAND writes (host + GC)")
         axes[1].set_ylabel("MB/s")
         axes[1].legend(loc="upper right", fontsize=8)
-        axes[2].plot(t, self.series["write_amplification"].to_numpy(), lw=0.9, color="#444444")
+        if slc:
+            cache = axes[2]
+            cache.fill_between(t, self.series["slc_cached_mib"].to_numpy() * 1.048576 / 1000, step="mid",
+                               color="#9467bd", alpha=0.35, lw=0)
+            cache.plot(t, self.series["slc_cached_mib"].to_numpy() * 1.048576 / 1000, lw=0.9, color="#9467bd",
+                       drawstyle="steps-mid")
+            cache.set_ylabel("data in SLC cache (GB)")
+            cache.set_ylim(bottom=0)
+        wa_ax.plot(t, self.series["write_amplification"].to_numpy(), lw=0.9, color="#444444")
         if wa is not None:
-            axes[2].axhline(wa, color="#ff7f0e", lw=1, ls="--", label=f"whole run {wa:.2f}")
-            axes[2].legend(loc="upper right", fontsize=8)
-        axes[2].set_ylabel("write amplification")
-        axes[2].set_xlabel("simulated time (s)")
+            wa_ax.axhline(wa, color="#ff7f0e", lw=1, ls="--", label=f"whole run {wa:.2f}")
+            wa_ax.legend(loc="upper right", fontsize=8)
+        wa_ax.set_ylabel("write amplification")
+        wa_ax.set_xlabel("simulated time (s)")
         if not np.isfinite(self.series["write_amplification"].to_numpy()).any():
-            axes[2].set_ylim(0, 2)
-        for ax in axes:
+            wa_ax.set_ylim(0, 2)
+        for ax in fig.axes:
             ax.grid(True, color="#d0d0d0", linewidth=0.8)
             ax.set_axisbelow(True)
             for side in ("top", "right"):
