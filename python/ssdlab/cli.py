@@ -249,6 +249,15 @@ for _scenario in all_scenarios():  # the scenarios that live in their own module
     cast(click.Group, cli.commands[_scenario.group]).add_command(_scenario.click_command())
 
 
+def _add_pts_report() -> None:
+    from ssdlab.pts.report import command
+
+    cast(click.Group, cli.commands["pts"]).add_command(command())
+
+
+_add_pts_report()  # ssdlab pts report: not a scenario, the PTS results' report
+
+
 # -- entry point -----------------------------------------------------------------------------------
 
 
