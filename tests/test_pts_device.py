@@ -334,24 +334,62 @@ def test_throughput_on_a_loop_device(tmp_path: Path) -> None:
 # -- through ssdlab serve: the device path measures the simulated drive -----------------------------------
 
 
+def _native_reads_after_idle(cfg: Any, bs: int, idle_s: float, round_s: float) -> float:
+    """The throughput test's rounds on the simulated drive with `idle_s` of idle before every point
+    (as fio's start-up leaves between a device run's points): the mean SEQ read MB/s of 5 rounds."""
+    from ssdlab.pts.rounds import Point, point_step, purge_and_wipc
+    from ssdlab.simulate import Simulator
+
+    sim = Simulator(cfg, 1)
+    span = sim.user_bytes // MIB * MIB
+    sim.run_steps(purge_and_wipc(sim.user_bytes, span, block_bytes=bs, queue_depth=32))
+    reads = []
+    for r in range(5):
+        for p in (Point(100, bs, "sequential"), Point(0, bs, "sequential")):
+            done = sim.run_steps([{"step": "idle", "seconds": idle_s},
+                                  point_step(p, threads=1, queue_depth=32, span_bytes=span, seconds=round_s, seed=r)])
+            if p.read_pct == 100:
+                reads.append(done[-1].phase["bytes"][0] / done[-1].duration_s / 1e6)
+    return sum(reads) / len(reads)
+
+
 def test_throughput_over_nbd_agrees_with_the_native_run(tmp_path: Path) -> None:
+    """The same drive (mlc-256 at 512 MiB) served with the real clock and measured by fio's nbd
+    engine gives the native run's figures.
+
+    Writes (the tracking variable): within 3 %. At QD 32 the transport's ~30 µs per request is
+    hidden behind the ~85 ms the drive takes for the 32 MiB in flight, and fio counts runtimes in
+    whole ms (0.2 % of a 0.5-s point); measured 0.1-0.2 % apart.
+
+    Reads: fio starts each point 0.3-0.5 s after the one before it (its start-up; more on a loaded
+    machine), and in that idle time the drive finishes programming the writes it buffered, so the
+    reads after the writes run faster than in the native rounds, which have no gap (measured +4 to
+    +14 %). They are checked between the native rounds without a gap and with a whole second of
+    idle before every point (the drive's buffer drained), 3 % either side (fio's ms and the
+    transport)."""
     from serve_support import Served, need
 
     need("nbdinfo")
     served = Served(tmp_path, "--store", "none", "--clock", "real", capacity="512MiB")
     try:
-        r = run(["pts", "throughput", "--device", served.uri, "--yes-destroy-data", "--round-s", "1",
+        r = run(["pts", "throughput", "--device", served.uri, "--yes-destroy-data", "--round-s", "0.5",
                  "--rounds-max", "5", "-q", "--out", str(tmp_path / "nbd")], tmp_path)
         assert r.returncode == 0, r.stderr
     finally:
         served.stop()
     nbd = PtsThroughputResult.load(tmp_path / "nbd")
-    native = pts_throughput(ssdlab.load_preset("mlc-256").with_user_capacity("512MiB"), round_s=1.0, rounds_max=5)
-    assert nbd.summary["device_kind"] == "nbd"
+    cfg = ssdlab.load_preset("mlc-256").with_user_capacity("512MiB")
+    native = pts_throughput(cfg, round_s=0.5, rounds_max=5)
+    s = nbd.summary
+    assert s["device_kind"] == "nbd" and s["purge"].startswith("TRIM of the whole NBD export") and s["fio_gap_s"] > 0
+    assert list(nbd.rounds.columns) == list(native.rounds.columns) and set(native.summary) <= set(s)
     for bs in (MIB, 128 * 1024):
-        got = nbd.summary["block_sizes"][str(bs)]
+        got = s["block_sizes"][str(bs)]
         want = native.summary["block_sizes"][str(bs)]
-        print(bs, got["write_mb_s"], want["write_mb_s"], got["read_mb_s"], want["read_mb_s"])
-        assert got["write_mb_s"] == pytest.approx(want["write_mb_s"], rel=0.10)
-        assert got["read_mb_s"] == pytest.approx(want["read_mb_s"], rel=0.10)
-        assert got["steady_state"]["steady"] == want["steady_state"]["steady"]
+        assert got["wipc"]["bytes"] == want["wipc"]["bytes"] == 2 * 512 * MIB
+        assert got["steady_state"]["steady"] and want["steady_state"]["steady"]
+        assert got["write_mb_s"] == pytest.approx(want["write_mb_s"], rel=0.03)
+        rested = _native_reads_after_idle(cfg, bs, 1.0, 0.5)
+        assert rested > want["read_mb_s"] * 1.03  # the mechanism: idle before the reads speeds them up
+        assert want["read_mb_s"] * 0.97 <= got["read_mb_s"] <= rested * 1.03, (got["read_mb_s"], want["read_mb_s"],
+                                                                               rested)

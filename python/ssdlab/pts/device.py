@@ -499,6 +499,8 @@ def annotate(result: Any, drive: Any) -> Any:
     s["ioengine"] = drive.engine
     s["direct"] = drive.direct
     s["fio_runs"] = drive.fio_runs
+    steps = sum(n for _g, n in drive.gaps)
+    s["fio_gap_s"] = sum(g for g, _n in drive.gaps) / steps if steps else None
     s["notes"] = list(drive.notes)
     if "write_amplification" in s:
         s["write_amplification"] = None
