@@ -147,11 +147,12 @@ def three_d_figure(table: Dict[str, Dict[int, float]], *, title: str, subtitle: 
 
     from ssdlab.plots import DPI, FIGSIZE, thousands
 
-    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 1.15), dpi=DPI, layout="constrained")
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 1.15), dpi=DPI)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(projection="3d")
-    fig.suptitle(title, fontsize=13, fontweight="bold")
-    fig.text(0.01, 0.93, subtitle, fontsize=8.5, color="#555555")
+    fig.text(0.5, 0.975, title, fontsize=13, fontweight="bold", ha="center", va="top")
+    fig.text(0.5, 0.925, subtitle, fontsize=8.5, color="#555555", ha="center", va="top")
+    ax = fig.add_axes((-0.06, -0.08, 1.12, 1.0), projection="3d")
+    ax.set_box_aspect((2.4, 1.5, 1.0), zoom=1.05)
     mixes = list(table)
     sizes = sorted({b for c in table.values() for b in c}, reverse=True)
     for j, mix in enumerate(mixes):

@@ -47,16 +47,17 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import click
 
 from ssdlab.errors import SsdlabError
+from ssdlab.scenarios.shared import DEVICE as SHARED_DEVICE
 from ssdlab.sizes import format_size
 
-__all__ = ["DeviceConfig", "DeviceDrive", "annotate", "is_nbd_uri", "open_device", "with_device"]
+__all__ = ["DEVICE_OPTIONS", "DeviceConfig", "DeviceDrive", "annotate", "is_nbd_uri", "open_device", "with_device"]
 
 NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
 SIM_ONLY = ("drive", "drive_file", "op", "gc")
@@ -553,7 +554,7 @@ def with_device(command: Callable[..., None], api: Callable[..., Any], options: 
     test keeps (chooses fio's engine)."""
 
     @functools.wraps(command)
-    def body(**kw: Any) -> None:
+    def body(**kw: Any) -> None:  # noqa: D401 - click's help is the command's, with the device paragraph
         device = kw.pop("device", None)
         yes, force = kw.pop("yes_destroy_data", False), kw.pop("force_signatures", False)
         if device is None:
@@ -568,7 +569,21 @@ def with_device(command: Callable[..., None], api: Callable[..., Any], options: 
                                    "combined with --device")
         run_on_device(api, options, name, files, kw, device=device, yes=yes, force=force, depth=depth(kw))
 
+    body.__doc__ = (command.__doc__ or "").rstrip() + "\n\n" + DEVICE_HELP
     return body
+
+
+DEVICE_HELP = """    With --device PATH the same steps run through fio on a real block device, a regular file
+    (--capacity sizes a new one) or an NBD export (nbd+unix:///?socket=... or nbd://host:port/):
+    the purge is blkdiscard (nvme format where discard fails), holes punched in a file, or a TRIM
+    of the export; each round is one generated fio job file (docs/pts.md, "On a device"). It
+    refuses mounted or in-use devices and needs --yes-destroy-data to overwrite anything."""
+"""The paragraph `with_device` adds to a PTS command's help."""
+
+DEVICE_OPTIONS = (replace(SHARED_DEVICE[0], help="Run on a real block device, a regular file or an NBD export "
+                           "(an nbd+unix:// or nbd:// URI) through fio instead of a simulated drive. DESTRUCTIVE."),
+                  *SHARED_DEVICE[1:])
+"""The shared --device options (`ssdlab.scenarios.shared.DEVICE`), --device's help naming NBD exports."""
 
 
 def run_on_device(api: Callable[..., Any], options: Sequence[Any], name: str, files: Sequence[str],

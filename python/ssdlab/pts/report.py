@@ -149,24 +149,30 @@ def overview(runs: Sequence[PtsRun], sid: str) -> Table:
 
 
 def determination(run: PtsRun, sid: str) -> List[Table]:
-    """PTS's steady-state determination table of every tracking variable of `run`."""
+    """PTS's steady-state determination of every tracking variable of `run`: one column each."""
     out = []
     for title, v in _verdicts(run.summary):
-        rows = []
-        for name, w in v["tracking"].items():
+        ws = list(v["tracking"].items())
+
+        def line(name: str, f: Any) -> List[Cell]:
+            return [Cell(name), *(f(w) for _n, w in ws)]
+
+        def fit(w: Dict[str, Any]) -> Cell:
             sign = "−" if (w.get("intercept") or 0) < 0 else "+"
-            rows.append([Cell(name), number_cell(w.get("average"), ",.1f"), number_cell(w.get("range_limit"), ",.1f"),
-                         number_cell(w.get("range"), ",.1f"), number_cell(w.get("range_pct"), ".1f"),
-                         number_cell(w.get("excursion_limit"), ",.1f"), number_cell(w.get("excursion"), ",.1f"),
-                         number_cell(w.get("excursion_pct"), ".1f"),
-                         Cell(f"{w['slope']:,.2f}·x {sign} {abs(w['intercept']):,.1f}"),
-                         Cell(f"{w['first_round']}-{w['last_round']}"), Cell("steady" if w["steady"] else "NOT steady")])
+            return Cell(f"{w['slope']:,.2f}·x {sign} {abs(w['intercept']):,.1f}")
+
+        rows = [line("average", lambda w: number_cell(w.get("average"), ",.1f")),
+                line("data excursion allowed (20 %)", lambda w: number_cell(w.get("range_limit"), ",.1f")),
+                line("data excursion measured", lambda w: number_cell(w.get("range"), ",.1f")),
+                line("slope excursion allowed (10 %)", lambda w: number_cell(w.get("excursion_limit"), ",.1f")),
+                line("slope excursion measured", lambda w: number_cell(w.get("excursion"), ",.1f")),
+                line("least-squares fit", fit),
+                line("measurement window", lambda w: Cell(f"rounds {w['first_round']}-{w['last_round']}")),
+                line("determination", lambda w: Cell("steady" if w["steady"] else "NOT steady"))]
         out.append(Table(f"{sid}-{_safe(run.name)}-{_safe(title)}-ss",
-                         [f"tracking ({title})", "average", "range allowed", "range", "range %", "slope exc. allowed",
-                          "slope exc.", "slope exc. %", "least-squares fit", "window", "determination"], rows,
-                         notes={"range allowed": "20 % of the window average",
-                                "slope exc. allowed": "10 % of the window average",
-                                "slope exc.": "|slope| × (5 − 1): the fit line's excursion across the window"}))
+                         ["steady state" + (f" ({title})" if title != "test" else ""), *(n for n, _w in ws)], rows,
+                         notes={n: "slope excursion: |slope| × (5 − 1), the fit line's excursion across the window"
+                                for n, _w in ws}))
     return out
 
 
@@ -179,7 +185,9 @@ def _cell(value: Any, column: str) -> Cell:
         return _text(value)
     if column == "block_bytes":
         return Cell(format_size(int(value)), float(value))
-    return number_cell(float(value), ",.0f" if abs(value) >= 100 else ",.2f") if value == value else Cell("—")
+    if value != value:
+        return Cell("—")
+    return number_cell(float(value), ",.0f" if abs(value) >= 100 or float(value).is_integer() else ",.2f")
 
 
 def set_tables(run: PtsRun, sid: str) -> List[Table]:
@@ -257,7 +265,7 @@ def write_pts_report(dirs: Sequence[Path], out: Path, title: Optional[str] = Non
     if other is not None:
         raise SsdlabError(f"{other.path}: a {other.scenario} result, not a PTS one; `ssdlab pts report` takes the "
                           "result directories of `ssdlab pts TEST` (use `ssdlab report` for the others)")
-    drives = list(dict.fromkeys(r.name for r in runs))
+    drives = list(dict.fromkeys(r.summary.get("device") or r.drive for r in runs))
     page_title = title or f"PTS report: {', '.join(drives[:3])}{f' and {len(drives) - 3} more' if len(drives) > 3 else ''}"
     sim = sum(1 for r in runs if r.simulated)
     intro = (f"SNIA PTS 2.0 tests from {len(runs)} result director{'y' if len(runs) == 1 else 'ies'}: "

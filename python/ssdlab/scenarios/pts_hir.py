@@ -21,9 +21,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts.device import annotate, with_device
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.scenarios.shared import DEVICE
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -306,7 +305,7 @@ def command(variant: str, segments: int, slice_s: float, rounds_max: int, round_
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT, DEVICE),
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
     command=with_device(command, pts_hir, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsHirResult,
     files=FILES,

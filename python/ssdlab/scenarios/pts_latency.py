@@ -21,9 +21,8 @@ import click
 from ssdlab import procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts.device import annotate, with_device
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.scenarios.shared import DEVICE
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -271,7 +270,7 @@ def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str],
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT, DEVICE),
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
     command=with_device(command, pts_latency, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsLatencyResult,
     files=FILES,

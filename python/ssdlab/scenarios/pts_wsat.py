@@ -23,9 +23,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.pts.device import annotate, with_device
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.scenarios.shared import DEVICE
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -365,7 +364,7 @@ def command(variant: str, capacity_multiple: float, time_limit: Optional[float],
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT, DEVICE),
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
     command=with_device(command, pts_wsat, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsWsatResult,
     files=FILES,
