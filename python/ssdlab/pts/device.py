@@ -218,8 +218,7 @@ class DeviceDrive:
                                  "write_lat_log": name})
                     logged[name] = ms / 1000.0
                 jobs.append((name, opts, k))
-        labels = [b[1].get("workload", {}).get("label") if b[1]["step"] == "run" else
-                  (b[1]["workloads"][0].get("label") if b[1]["workloads"] else "") for b in batch]
+        labels = [_first(step).get("label", "") for _i, step in batch]
         wall = time.perf_counter()
         out = self._fio([(n, o) for n, o, _k in jobs], f"PTS steps: {labels[0]} … {labels[-1]}")
         wall = time.perf_counter() - wall
@@ -263,7 +262,7 @@ class DeviceDrive:
         moved = [sum(int(r[d]["io_bytes"]) for r in rows) for d in ("read", "write", "trim")]
         lat = [_latency([r[d] for r in rows]) for d in ("read", "write")]
         both = _latency([r[d] for r in rows for d in ("read", "write")])
-        first = step["workload"] if step["step"] == "run" else step["workloads"][0]
+        first = _first(step)
         phase = {"label": first.get("label", ""), "ios": ios, "bytes": moved, "latency": [lat[0], lat[1], None],
                  "latency_rw": both, "counters": {"host_write_bytes": 0, "nand_write_units": 0},
                  "start_ns": int(self._now * 1e9), "end_ns": int((self._now + seconds) * 1e9)}
@@ -274,6 +273,11 @@ class DeviceDrive:
         self._now += seconds
         return StepResult(index=index, kind=step["step"], label=phase["label"], start_s=start, end_s=self._now,
                           phase=phase, counters={}, free_blocks=0, interval_s=interval_s, series=series)
+
+
+def _first(step: Dict[str, Any]) -> Dict[str, Any]:
+    """A workload step's (first) workload."""
+    return dict(step["workload"]) if step["step"] == "run" else dict((step["workloads"] or [{}])[0])
 
 
 # -- fio jobs ------------------------------------------------------------------------------------------
@@ -361,42 +365,50 @@ def _percentile(bins: Dict[int, int], pct: float) -> float:
     return float(max(bins))
 
 
-def _series(rows: List[Dict[str, Any]], logged: Dict[str, float], workdir: Path, seconds: float,
-            interval_s: float, ios: List[int], moved: List[int]) -> Any:
-    """The step's series, one row per interval: from fio's windowed logs when the job logged them,
-    else one row with the totals."""
+def _windows(path: Path, window_s: float, n: int) -> Dict[int, Any]:
+    """A windowed fio log as arrays by direction (0 read, 1 write), one value per interval."""
     import numpy as np
-    import pandas as pd
 
     from ssdlab.fio.logfiles import read_log
 
+    out = {d: np.zeros(n) for d in (0, 1)}
+    if not path.is_file():
+        return out
+    log = read_log(path)
+    for t, v, d in zip(log["time_ms"], log["value"], log["direction"]):
+        if int(d) in out:  # a window ends at t: interval round(t / window) - 1
+            out[int(d)][min(max(int(round(float(t) / 1000.0 / window_s)) - 1, 0), n - 1)] += float(v)
+    return out
+
+
+def _series(rows: List[Dict[str, Any]], logged: Dict[str, float], workdir: Path, seconds: float,
+            interval_s: float, ios: List[int], moved: List[int]) -> Any:
+    """The step's series, one row per interval: from fio's windowed logs (each thread's own:
+    ``PREFIX_iops.K.log``, ``_bw``, ``_lat``) when the job logged them, else one row of totals."""
+    import numpy as np
+    import pandas as pd
+
     n = max(int(math.ceil(seconds / interval_s - 1e-9)), 1)
-    cols = {c: np.zeros(n) for c in ("read_ios", "write_ios", "read_bytes", "write_bytes", "read_latency_sum_ns",
-                                     "write_latency_sum_ns")}
+    names = ("read", "write")
+    cols = {f"{d}_{c}": np.zeros(n) for d in names for c in ("ios", "bytes", "latency_sum_ns")}
     if not logged:
-        for d, name in enumerate(("read", "write")):
+        for d, name in enumerate(names):
             cols[f"{name}_ios"][0] = ios[d]
             cols[f"{name}_bytes"][0] = moved[d]
             lat = _latency([r[name] for r in rows])
             cols[f"{name}_latency_sum_ns"][0] = lat["mean_ns"] * lat["count"] if lat else 0.0
     else:
         for prefix, window in logged.items():
-            for kind, col, scale in (("iops", "ios", window), ("bw", "bytes", window * 1024.0)):
-                for path in sorted(workdir.glob(f"{prefix}_{kind}.*.log")):
-                    log = read_log(path)
-                    for t, v, d in zip(log["time_ms"], log["value"], log["direction"]):
-                        if int(d) in (0, 1):
-                            i = min(max(int(round(float(t) / 1000.0 / window)) - 1, 0), n - 1)
-                            cols[f"{('read', 'write')[int(d)]}_{col}"][i] += float(v) * scale
-            for path in sorted(workdir.glob(f"{prefix}_lat.*.log")):
-                log = read_log(path)
-                for t, v, d in zip(log["time_ms"], log["value"], log["direction"]):
-                    if int(d) in (0, 1):
-                        i = min(max(int(round(float(t) / 1000.0 / window)) - 1, 0), n - 1)
-                        cols[f"{('read', 'write')[int(d)]}_latency_mean"] = cols.get(
-                            f"{('read', 'write')[int(d)]}_latency_mean", np.zeros(n))
-                        cols[f"{('read', 'write')[int(d)]}_latency_mean"][i] = float(v)
-        for d, name in enumerate(("read", "write")):
+            for iops_log in sorted(workdir.glob(f"{prefix}_iops.*.log")):
+                k = iops_log.name.split(".")[-2]
+                count = _windows(iops_log, window, n)
+                bw = _windows(workdir / f"{prefix}_bw.{k}.log", window, n)
+                mean = _windows(workdir / f"{prefix}_lat.{k}.log", window, n)
+                for d, name in enumerate(names):
+                    cols[f"{name}_ios"] += count[d] * window  # IOPS x the window
+                    cols[f"{name}_bytes"] += bw[d] * 1024.0 * window  # KiB/s x the window
+                    cols[f"{name}_latency_sum_ns"] += mean[d] * count[d] * window  # mean x IOs
+        for d, name in enumerate(names):
             # fio's windowed values are rates over windows a little longer than asked for, and it logs
             # no window for the last part of an interval: the counts are made to add up to the job's
             # totals (scaled down where they exceed them, the rest in the last interval)
@@ -406,10 +418,6 @@ def _series(rows: List[Dict[str, Any]], logged: Dict[str, float], workdir: Path,
                 if c.sum() > total:
                     c[:] = np.floor(c * total / c.sum())
                 c[-1] += total - c.sum()
-            c = cols[f"{name}_ios"]
-            mean = cols.pop(f"{name}_latency_mean", None)
-            if mean is not None:
-                cols[f"{name}_latency_sum_ns"] = mean * c
     frame = pd.DataFrame({"time_s": np.arange(n, dtype=np.float64) * interval_s, **cols})
     for c in ("read_ios", "write_ios"):
         frame[c] = frame[c].astype(np.int64)
