@@ -19,7 +19,7 @@ import ssdlab
 from ssdlab.cli import main
 from ssdlab.pts import device as ptsdev, steady
 from ssdlab.scenarios.pts_iops import FILES as IOPS_FILES, PtsIopsResult, pts_iops
-from ssdlab.scenarios.pts_latency import PtsLatencyResult
+from ssdlab.scenarios.pts_latency import PtsLatencyResult, pts_latency
 from ssdlab.scenarios.pts_throughput import PtsThroughputResult, pts_throughput
 from ssdlab.scenarios.pts_wsat import PtsWsatResult
 
@@ -159,6 +159,9 @@ def test_latency_on_a_file(tmp_path: Path) -> None:
              "--rounds-max", "5", "-q", "--out", str(tmp_path / "out")], tmp_path)
     assert r.returncode == 0, r.stderr
     res = PtsLatencyResult.load(tmp_path / "out")
+    sim = pts_latency(ssdlab.load_preset("mlc-256").with_user_capacity("512MiB"), round_s=0.01, rounds_max=5)
+    assert list(res.rounds.columns) == list(sim.rounds.columns) and list(res.table.columns) == list(sim.table.columns)
+    assert set(sim.summary) <= set(res.summary), set(sim.summary) - set(res.summary)
     rows = res.rounds
     assert len(rows) == 5 * 9
     assert (rows["mean_latency_us"] <= rows["p99_999_latency_us"] * (1 + 1e-9)).all()
