@@ -263,6 +263,15 @@ def test_a_device_without_discard_is_listed_as_not_purged(tmp_path: Path, monkey
     assert any(d.startswith("purge: none possible") for d in ptsdev.device_deviations(drive))
 
 
+def test_a_step_a_device_cannot_run_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    img = tmp_path / "data.img"
+    img.write_bytes(b"\x02" * MIB)
+    drive = _file_drive(img, tmp_path)
+    with pytest.raises(ssdlab.SsdlabError, match=r"step 2 \('precondition'\) cannot run on a device"):
+        drive.run_steps([{"step": "secure_erase"}, {"step": "precondition"}])
+    assert img.read_bytes() == b"\x02" * MIB and drive.purges == [] and drive.fio_runs == 0
+
+
 def _file_drive(img: Path, tmp_path: Path) -> ptsdev.DeviceDrive:
     from ssdlab.fio.safety import check_target
 

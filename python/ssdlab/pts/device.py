@@ -63,6 +63,8 @@ NBD_SCHEMES = ("nbd://", "nbd+unix://", "nbds://", "nbds+unix://")
 SIM_ONLY = ("drive", "drive_file", "op", "gc")
 """The simulated drive's options, which have no meaning with --device (the seed stays: fio's randseed)."""
 TRIM_BLOCK = 16 * 1024 * 1024
+KINDS = ("secure_erase", "run", "run_together", "idle", "trim")
+"""The core's step kinds a device runs."""
 
 
 def is_nbd_uri(path: str) -> bool:
@@ -144,10 +146,13 @@ class DeviceDrive:
 
     def run_steps(self, steps: Sequence[Dict[str, Any]], progress: Any = None) -> List[Any]:
         """Runs the core's `steps` on the device; one `StepResult` per step (module doc)."""
+        kinds = [step.get("step") if isinstance(step, dict) else None for step in steps]
+        bad = next((i for i, k in enumerate(kinds) if k not in KINDS), None)
+        if bad is not None:  # before anything is written
+            raise SsdlabError(f"step {bad + 1} ({kinds[bad]!r}) cannot run on a device")
         out: List[Any] = []
         batch: List[Tuple[int, Dict[str, Any]]] = []
-        for i, step in enumerate(steps):
-            kind = step.get("step") if isinstance(step, dict) else None
+        for i, (step, kind) in enumerate(zip(steps, kinds)):
             if kind in ("run", "run_together"):
                 batch.append((i, step))
                 continue
@@ -159,10 +164,8 @@ class DeviceDrive:
                 seconds = float(step["seconds"])
                 time.sleep(seconds)
                 out.append(self._plain(i, kind, f"idle {seconds:g} s", seconds))
-            elif kind == "trim":
-                out.append(self._plain(i, kind, "trim", self._trim()))
             else:
-                raise SsdlabError(f"step {i + 1} ({kind!r}) cannot run on a device")
+                out.append(self._plain(i, kind, "trim", self._trim()))
         out += self._run_batch(batch)
         return out
 
@@ -562,7 +565,7 @@ def with_device(command: Callable[..., None], api: Callable[..., Any], options: 
     test keeps (chooses fio's engine)."""
 
     @functools.wraps(command)
-    def body(**kw: Any) -> None:  # noqa: D401 - click's help is the command's, with the device paragraph
+    def body(**kw: Any) -> None:
         device = kw.pop("device", None)
         yes, force = kw.pop("yes_destroy_data", False), kw.pop("force_signatures", False)
         if device is None:
