@@ -65,7 +65,7 @@ def job_files(out: Path) -> List[str]:
 
 # -- the IOPS test on a file: one job file per round, TC x QD, mixes, 512 B, the active range ---------
 # (slow: 5 rounds of 56 points, and fio starts each point's job ~0.35 s after the one before it, so
-# this is ~100 s whatever --round-s is; `pytest -m slow`)
+# this is 100-250 s whatever --round-s is; `pytest -m slow`)
 
 
 @pytest.fixture(scope="module")
