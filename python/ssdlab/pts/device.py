@@ -252,7 +252,7 @@ class DeviceDrive:
         specs = [runner.FioJobSpec(n, o) for n, o in jobs]
         if self.say is not None:
             self.say(f"fio run {self.fio_runs}: {comment} ({len(jobs)} job{'s' if len(jobs) != 1 else ''})")
-        out = runner.run(glob, specs, sub, comment=comment, output_format="json+")
+        out = runner.run(glob, specs, sub, comment=comment, output_format="json+", status=False)
         self.fio_version = out.doc.get("fio version", self.fio_version)
         return out
 
