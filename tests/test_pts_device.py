@@ -152,6 +152,10 @@ def test_merged_five_nines_from_fio_s_bins() -> None:
     # rank ceil(0.99999 * 100000) = 99,999: the 9th write (9000); per-direction figures cannot give it
     assert lat["p99_999_ns"] == 9000
     assert ptsdev._latency([{"total_ios": 0, "lat_ns": {"N": 0}}]) is None
+    # below 100,000 IOs the rank is the largest IO's: fio's exact maximum, not its bin's middle
+    few = {"total_ios": 2, "lat_ns": {"N": 2, "mean": 1_000_500.0, "max": 2_000_000, "bins": {"1000": 1, "1984000": 1}}}
+    lat = ptsdev._latency([few])
+    assert lat is not None and lat["p99_999_ns"] == 2_000_000 >= lat["mean_ns"]
 
 
 def test_latency_on_a_file(tmp_path: Path) -> None:
