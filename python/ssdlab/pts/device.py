@@ -24,7 +24,8 @@ How a step runs (docs/pts.md, *On a device*):
   100,000 IOs the percentile's rank is the largest IO's, and fio's exact maximum is reported);
 * a series (WSAT's seconds, HIR's slices, XSR's samples) from fio's IOPS, bandwidth and latency
   logs with ``log_avg_msec`` = the interval; fio writes no window for a job's last fraction of an
-  interval, so the last interval gets the job's total less the logged ones;
+  interval, so the counts are scaled to the job's totals and the rest spread over the intervals
+  after the last logged one;
 * ``secure_erase`` is PTS's purge: ``blkdiscard`` of the device (``nvme format --ses=1`` on a whole
   NVMe namespace where discard fails); on a file, holes punched over it (``fallocate``; the
   fallback when that fails is truncating it to 0 and back); on an NBD export, a TRIM of the whole
@@ -415,16 +416,31 @@ def _series(rows: List[Dict[str, Any]], logged: Dict[str, float], workdir: Path,
                     cols[f"{name}_ios"] += count[d] * window  # IOPS x the window
                     cols[f"{name}_bytes"] += bw[d] * 1024.0 * window  # KiB/s x the window
                     cols[f"{name}_latency_sum_ns"] += mean[d] * count[d] * window  # mean x IOs
+        covered = np.minimum(seconds - np.arange(n) * interval_s, interval_s).clip(min=0.0)
         for d, name in enumerate(names):
             # fio's windowed values are rates over windows a little longer than asked for, and it logs
-            # no window for the last part of an interval: the counts are made to add up to the job's
-            # totals (scaled down where they exceed them, the rest in the last interval)
+            # no window for the last part of a job (its last interval and the drain after it): the
+            # counts are made to add up to the job's totals, scaled down where they exceed them, the
+            # rest spread over the intervals after the last logged one by their length
+            seen = np.nonzero(cols[f"{name}_ios"])[0]
+            first = min(int(seen[-1]) + 1 if len(seen) else 0, n - 1)
+            weights = covered[first:] / covered[first:].sum() if covered[first:].sum() > 0 else None
             for col, total in ((f"{name}_ios", ios[d]), (f"{name}_bytes", moved[d])):
                 c = cols[col]
                 c[:] = np.round(c)
                 if c.sum() > total:
                     c[:] = np.floor(c * total / c.sum())
-                c[-1] += total - c.sum()
+                rest = total - c.sum()
+                if weights is not None and len(weights) > 1:
+                    share = np.floor(rest * weights)
+                    share[0] += rest - share.sum()
+                    c[first:] += share
+                else:
+                    c[first] += rest
+            lat = _latency([r[name] for r in rows])  # an interval fio logged no latency for: the job's mean
+            empty = (cols[f"{name}_latency_sum_ns"] == 0) & (cols[f"{name}_ios"] > 0)
+            if lat is not None:
+                cols[f"{name}_latency_sum_ns"][empty] = cols[f"{name}_ios"][empty] * lat["mean_ns"]
     frame = pd.DataFrame({"time_s": np.arange(n, dtype=np.float64) * interval_s, **cols})
     for c in ("read_ios", "write_ios"):
         frame[c] = frame[c].astype(np.int64)
