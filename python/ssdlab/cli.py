@@ -142,9 +142,9 @@ def report_cmd(run_dirs: Sequence[str], out: str, title: Optional[str], quiet: b
 
     One self-contained file (plotly.js inline: it opens from disk with no network) with a section
     per test among the runs: summary table, performance consistency (three views with drive and
-    spare-area buttons), HD Tach passes, worst-case write amplification, used vs new. Any mix of
-    consistency, hdtach/torture, used-vs-new and wa directories works; a directory holding result
-    directories stands for all of them.
+    spare-area buttons), HD Tach passes, worst-case write amplification, used vs new, and the PTS
+    tests' pages (as `ssdlab pts report`). Any mix of consistency, hdtach/torture, used-vs-new, wa
+    and pts directories works; a directory holding result directories stands for all of them.
     """
     if out.strip() == "":
         raise click.BadParameter("the file name is empty; give one such as report.html", param_hint="'--out'")
@@ -253,6 +253,15 @@ for _scenario in all_scenarios():  # the scenarios that live in their own module
     if _scenario.group not in cli.commands:
         cli.add_command(click.Group(_scenario.group, help=GROUPS[_scenario.group]))
     cast(click.Group, cli.commands[_scenario.group]).add_command(_scenario.click_command())
+
+
+def _add_pts_report() -> None:
+    from ssdlab.pts.report import command
+
+    cast(click.Group, cli.commands["pts"]).add_command(command())
+
+
+_add_pts_report()  # ssdlab pts report: not a scenario, the PTS results' report
 
 
 # -- entry point -----------------------------------------------------------------------------------

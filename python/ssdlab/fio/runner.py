@@ -203,18 +203,22 @@ def _split_docs(buffer: str) -> Tuple[List[Dict[str, Any]], str]:
 
 def run(global_options: Dict[str, Any], jobs: Sequence[FioJobSpec], workdir: Path, *, progress: bool = False,
         comment: str = "", on_status: Optional[Callable[[Dict[str, Any]], None]] = None,
-        normal: bool = False, text: Optional[str] = None) -> FioOutput:
+        normal: bool = False, text: Optional[str] = None, output_format: str = "json", status: bool = True
+        ) -> FioOutput:
     """Writes the job file into `workdir` and runs fio there; returns its final JSON document.
 
     With `normal`, fio also prints its normal report (``--output-format=json,normal``), kept as
     `FioOutput.text`: fio's header lines and the text after its last JSON document. `text` is a
     whole job file to run instead of one made from `global_options` and `jobs` (which then only
-    name the progress bars)."""
+    name the progress bars). `output_format` ``json+`` adds each job's latency bins; without `status`
+    fio prints no JSON status every second (no bars, no `on_status`: a long json+ run's status
+    documents would each hold every job's bins)."""
     fio = fio_path()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "job.fio").write_text(text if text is not None else job_text(global_options, jobs, comment),
                                      encoding="utf-8")
-    cmd = [fio, "--output-format=json,normal" if normal else "--output-format=json", "--status-interval=1", "job.fio"]
+    cmd = [fio, f"--output-format={output_format},normal" if normal else f"--output-format={output_format}",
+           *(["--status-interval=1"] if status else []), "job.fio"]
     bars = _Bars(jobs, progress and sys.stderr.isatty())
     proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     err_lines: List[str] = []

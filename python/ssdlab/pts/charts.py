@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ssdlab.pts.steady import Window
 
-__all__ = ["convergence_figure", "two_d_figure", "window_figure"]
+__all__ = ["convergence_figure", "three_d_figure", "two_d_figure", "window_figure"]
 
 COLOURS = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#475569")
 
@@ -133,4 +133,41 @@ def two_d_figure(curves: Dict[str, Dict[int, float]], *, title: str, subtitle: s
     ax.set_xlabel("Block size")
     ax.set_ylabel(ylabel)
     ax.legend(title="R/W mix", loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8, framealpha=0.9)
+    return fig
+
+
+def three_d_figure(table: Dict[str, Dict[int, float]], *, title: str, subtitle: str, zlabel: str = "IOPS"
+                   ) -> Figure:
+    """PTS's 3D column plot: `table` (mix -> block size in bytes -> value) as one column per
+    (block size, mix), block sizes from large to small along x and the mixes in PTS's order along
+    y, heights on a linear scale (as the spec's report draws them); each mix its colour."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    from ssdlab.plots import DPI, FIGSIZE, thousands
+
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 1.15), dpi=DPI)
+    FigureCanvasAgg(fig)
+    fig.text(0.5, 0.975, title, fontsize=13, fontweight="bold", ha="center", va="top")
+    fig.text(0.5, 0.925, subtitle, fontsize=8.5, color="#555555", ha="center", va="top")
+    ax = fig.add_axes((-0.06, -0.08, 1.12, 1.0), projection="3d")
+    ax.set_box_aspect((2.4, 1.5, 1.0), zoom=1.05)
+    mixes = list(table)
+    sizes = sorted({b for c in table.values() for b in c}, reverse=True)
+    for j, mix in enumerate(mixes):
+        for i, b in enumerate(sizes):
+            z = float(table[mix].get(b, 0.0))
+            ax.bar3d(i - 0.35, j - 0.35, 0.0, 0.7, 0.7, z, color=COLOURS[j % len(COLOURS)], alpha=0.9, shade=True,
+                     edgecolor="#1f2937", linewidth=0.2)
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels([format_size(b).replace(" ", "\u00a0") for b in sizes], fontsize=7, rotation=0)
+    ax.set_yticks(range(len(mixes)))
+    ax.set_yticklabels(mixes, fontsize=7)
+    ax.zaxis.set_major_formatter(FuncFormatter(thousands))
+    ax.tick_params(axis="z", labelsize=7)
+    ax.set_xlabel("Block size", fontsize=8, labelpad=6)
+    ax.set_ylabel("R/W mix", fontsize=8, labelpad=6)
+    ax.set_zlabel(zlabel, fontsize=8, labelpad=8)
+    ax.view_init(elev=24, azim=-58)
     return fig

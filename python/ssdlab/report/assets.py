@@ -60,6 +60,16 @@ td.missing { color: #b8bcc4; }
 footer { color: var(--muted); font-size: 12px; padding-bottom: 32px; }
 footer code, p code { font-size: 12px; background: #f3f4f6; padding: 1px 4px; border-radius: 4px; }
 @media print { .switch, nav { display: none; } section.card { break-inside: avoid; } }
+figure.image { margin: 8px 0 14px; }
+figure.image img { width: 100%; height: auto; display: block; border: 1px solid var(--line); border-radius: 6px;
+  background: #fff; }
+.grid-block h3 { font-size: 16px; margin: 18px 0 8px; }
+.grid { display: grid; grid-template-columns: repeat(var(--columns), minmax(0, 1fr)); gap: 16px; }
+@media (max-width: 900px) { .grid { grid-template-columns: minmax(0, 1fr); } }
+.grid .cell-head { font-size: 13px; font-weight: 600; color: var(--muted); margin-bottom: 4px; }
+.notes h4 { font-size: 13px; margin: 8px 0 4px; }
+.notes ul { margin: 0 0 10px; padding-left: 20px; font-size: 13px; }
+.notes li.none { color: var(--muted); list-style: none; margin-left: -20px; }
 """
 
 JS = r"""

@@ -18,7 +18,36 @@ from .charts import Chart
 from .load import SsdlabError
 from .tables import MISSING, Table
 
-__all__ = ["Section", "render", "plotly_js"]
+__all__ = ["Grid", "Image", "Notes", "Section", "render", "plotly_js"]
+
+
+@dataclass
+class Image:
+    """A PNG chart a result directory holds, inlined as a data: URL (the PTS report's plots)."""
+
+    id: str
+    png: bytes
+    alt: str
+    caption: str = ""
+
+
+@dataclass
+class Notes:
+    """A titled list of lines (a run's deviations from a spec)."""
+
+    id: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    empty: str = "none"
+
+
+@dataclass
+class Grid:
+    """Items side by side: one column per run, each under its heading (``columns``)."""
+
+    id: str
+    heading: str
+    columns: list[tuple[str, list[Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -26,8 +55,8 @@ class Section:
     id: str
     heading: str
     lede: str = ""
-    #: charts and tables in display order
-    items: list[Chart | Table] = field(default_factory=list)
+    #: charts, tables, images, notes and grids in display order
+    items: list[Any] = field(default_factory=list)
 
 
 def chart_section(id: str, heading: str, lede: str, chart: Any, table: Any = None) -> list[Section]:
@@ -109,9 +138,55 @@ def _table(table: Table) -> str:
     return "".join(out)
 
 
+def _image(image: Image) -> str:
+    import base64
+
+    data = base64.b64encode(image.png).decode("ascii")
+    out = [f'<figure class="image" id="figure-{_e(image.id)}">',
+           f'<img src="data:image/png;base64,{data}" alt="{_e(image.alt)}" loading="lazy">']
+    if image.caption:
+        out.append(f"<figcaption>{_e(image.caption)}</figcaption>")
+    out.append("</figure>")
+    return "\n".join(out)
+
+
+def _notes(notes: Notes) -> str:
+    items = "".join(f"<li>{_e(line)}</li>" for line in notes.lines) or f'<li class="none">{_e(notes.empty)}</li>'
+    return f'<div class="notes" id="{_e(notes.id)}"><h4>{_e(notes.title)}</h4><ul>{items}</ul></div>'
+
+
+def _grid(grid: Grid) -> str:
+    out = [f'<div class="grid-block" id="{_e(grid.id)}">']
+    if grid.heading:
+        out.append(f"<h3>{_e(grid.heading)}</h3>")
+    out.append(f'<div class="grid" style="--columns:{max(len(grid.columns), 1)}">')
+    for heading, items in grid.columns:
+        out.append(f'<div class="cell"><div class="cell-head">{_e(heading)}</div>')
+        out.extend(_item(i) for i in items)
+        out.append("</div>")
+    out.append("</div></div>")
+    return "\n".join(out)
+
+
+def _item(item: Any) -> str:
+    if isinstance(item, Chart):
+        return _chart(item)
+    if isinstance(item, Table):
+        return _table(item)
+    if isinstance(item, Image):
+        return _image(item)
+    if isinstance(item, Notes):
+        return _notes(item)
+    if isinstance(item, Grid):
+        return _grid(item)
+    raise TypeError(f"a report section cannot show a {type(item).__name__}")
+
+
 def render(title: str, intro: str, sections: list[Section], footer: str, *, plotly: str | None = None) -> str:
     """The page. ``plotly`` overrides the inlined plotly.js (tests pass a stub to stay small)."""
     charts = [item for s in sections for item in s.items if isinstance(item, Chart)]
+    charts += [i for s in sections for g in s.items if isinstance(g, Grid) for _h, items in g.columns for i in items
+               if isinstance(i, Chart)]
     body = []
     for section in sections:
         body.append(f'<section class="card" id="{_e(section.id)}">')
@@ -119,7 +194,7 @@ def render(title: str, intro: str, sections: list[Section], footer: str, *, plot
         if section.lede:
             body.append(f'<p class="lede">{_e(section.lede)}</p>')
         for item in section.items:
-            body.append(_chart(item) if isinstance(item, Chart) else _table(item))
+            body.append(_item(item))
         body.append("</section>")
     nav = "".join(f'<a href="#{_e(s.id)}">{_e(s.heading)}</a>' for s in sections)
     data = _json_for_script({"charts": [c.to_json() for c in charts]})

@@ -21,6 +21,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -102,6 +104,7 @@ def pts_hir(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsHirResult:
     """PTS's host idle recovery test on a simulated drive: purge, random 4 KiB writes to steady
     state, then the wait states (`WAIT_STATES` idle after every `slice_s` of writes, `segments`
@@ -117,7 +120,8 @@ def pts_hir(
     rounds = _whole(steady.WINDOW, 100)(rounds_max, "rounds max")
     round_seconds = _seconds(round_s, "round seconds")
     seed = procedures.check_seed(seed)
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, BLOCK)
     say = progress if callable(progress) else (lambda _what: None)
     started = time.perf_counter()
@@ -157,9 +161,9 @@ def pts_hir(
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": v.threads, "queue_depth": v.queue_depth, "segments": n, "slice_s": slice_seconds,
               "rounds_max": rounds, "round_s": round_seconds, "wait_states_s": list(WAIT_STATES)}
-    return PtsHirResult.from_run(label=label if label is not None else f"{cfg.name} · PTS HIR ({v.spec})", config=cfg,
+    return annotate(PtsHirResult.from_run(label=label if label is not None else f"{cfg.name} · PTS HIR ({v.spec})", config=cfg,
                                  pre=pre, verdict=verdict, slices=slices, params=params, seed=seed,
-                                 simulated_seconds=sim.now_s, wall_seconds=time.perf_counter() - started)
+                                 simulated_seconds=sim.now_s, wall_seconds=time.perf_counter() - started), sim)
 
 
 class PtsHirResult(ProcedureResult):
@@ -301,9 +305,11 @@ def command(variant: str, segments: int, slice_s: float, rounds_max: int, round_
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_hir, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsHirResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )

@@ -26,6 +26,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -53,7 +55,8 @@ TRACKING = {
 WINDOW_FILES = {key: f"window_{key}.png" for key in TRACKING}
 ROUNDS_COLUMNS = ROW_COLUMNS
 TABLE_COLUMNS = ("block_bytes",) + tuple(f"{m}/{100 - m}" for m in MIXES)
-FILES = ("rounds.csv", "iops_table.csv", "summary.json", "convergence.png", *WINDOW_FILES.values(), "iops_2d.png")
+FILES = ("rounds.csv", "iops_table.csv", "summary.json", "convergence.png", *WINDOW_FILES.values(), "iops_2d.png",
+         "iops_3d.png")
 SIM_NO_REPORT = pto.SIM_NO_REPORT
 MAX_THREADS = 256
 WIPC_BLOCK = 128 * 1024
@@ -133,6 +136,7 @@ def pts_iops(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsIopsResult:
     """PTS 2.0's IOPS test on a simulated drive: purge, WIPC, then rounds of the 56 (mix, block
     size) points of `round_s` seconds each until the three tracking variables are steady or
@@ -152,7 +156,8 @@ def pts_iops(
     seed = procedures.check_seed(seed)
     if progress is not None and not callable(progress):
         raise SsdlabError(f"progress must be a function of (round, results, verdict), got {progress!r}")
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, pct, max(BLOCK_SIZES))
     started = time.perf_counter()
     purge = sim.run_steps(purge_and_wipc(sim.user_bytes, span, block_bytes=WIPC_BLOCK, queue_depth=threads * depth))
@@ -163,10 +168,10 @@ def pts_iops(
     params = {"variant": variant, "spec": v.spec, "active_range_pct": pct, "active_bytes": span, "threads": threads,
               "queue_depth": depth, "round_s": seconds, "rounds_max": rounds,
               "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
-    return PtsIopsResult.from_run(label=label if label is not None else f"{cfg.name} · PTS IOPS ({v.spec})",
+    return annotate(PtsIopsResult.from_run(label=label if label is not None else f"{cfg.name} · PTS IOPS ({v.spec})",
                                   config=cfg, purge=purge, results=results, verdict=verdict, params=params,
                                   seed=seed, simulated_seconds=sim.now_s,
-                                  wall_seconds=time.perf_counter() - started)
+                                  wall_seconds=time.perf_counter() - started), sim)
 
 
 # -- the result ------------------------------------------------------------------------------------
@@ -245,7 +250,7 @@ class PtsIopsResult(ProcedureResult):
         return subtitle(s, how)
 
     def charts(self) -> Dict[str, Figure]:
-        from ssdlab.pts.charts import convergence_figure, two_d_figure, window_figure
+        from ssdlab.pts.charts import convergence_figure, three_d_figure, two_d_figure, window_figure
 
         s = self.summary
         ss = s["steady_state"]
@@ -268,6 +273,9 @@ class PtsIopsResult(ProcedureResult):
         figures["iops_2d.png"] = two_d_figure(
             curves, subtitle=sub,
             title=f"{self.label}: IOPS by block size and R/W mix, average of rounds {window[0]}-{window[1]}")
+        figures["iops_3d.png"] = three_d_figure(
+            curves, subtitle=sub,
+            title=f"{self.label}: IOPS, block size × R/W mix, average of rounds {window[0]}-{window[1]}")
         return figures
 
 
@@ -343,9 +351,11 @@ def command(variant: str, rounds_max: int, round_s: float, active_range: Optiona
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_iops, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsIopsResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )

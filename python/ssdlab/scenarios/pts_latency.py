@@ -21,6 +21,8 @@ import click
 from ssdlab import procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -90,6 +92,7 @@ def pts_latency(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsLatencyResult:
     """PTS 2.0's latency test on a simulated drive: purge, WIPC, then rounds of the 9 (mix, block
     size) points at TC 1 / QD 1 until the average 4 KiB random-write response time is steady.
@@ -103,7 +106,8 @@ def pts_latency(
     rounds = pto.check_rounds_max(rounds_max, "rounds max")
     seconds = pto.check_round_s(round_s, "round seconds")
     seed = procedures.check_seed(seed)
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, WIPC_BLOCK)
     started = time.perf_counter()
     purge = sim.run_steps(purge_and_wipc(sim.user_bytes, span, block_bytes=WIPC_BLOCK, queue_depth=QUEUE_DEPTH))
@@ -114,10 +118,10 @@ def pts_latency(
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": THREADS, "queue_depth": QUEUE_DEPTH, "round_s": seconds, "rounds_max": rounds,
               "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
-    return PtsLatencyResult.from_run(label=label if label is not None else f"{cfg.name} · PTS latency ({v.spec})",
+    return annotate(PtsLatencyResult.from_run(label=label if label is not None else f"{cfg.name} · PTS latency ({v.spec})",
                                      config=cfg, purge=purge, results=results, verdict=verdict, params=params,
                                      seed=seed, simulated_seconds=sim.now_s,
-                                     wall_seconds=time.perf_counter() - started)
+                                     wall_seconds=time.perf_counter() - started), sim)
 
 
 def _window_table(rounds: pd.DataFrame, first: int, last: int) -> pd.DataFrame:
@@ -266,9 +270,11 @@ def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str],
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_latency, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsLatencyResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )

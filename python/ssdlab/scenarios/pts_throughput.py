@@ -18,6 +18,8 @@ import click
 from ssdlab import procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import (ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, purge_and_wipc,
                                run_rounds)
@@ -76,6 +78,7 @@ def pts_throughput(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsThroughputResult:
     """PTS 2.0's throughput test on a simulated drive: for 1024 KiB and then 128 KiB, purge, WIPC at
     that size, then rounds of sequential reads and writes at TC 1 / QD 32 until the write MB/s is
@@ -89,7 +92,8 @@ def pts_throughput(
     rounds = pto.check_rounds_max(rounds_max, "rounds max")
     seconds = pto.check_round_s(round_s, "round seconds")
     seed = procedures.check_seed(seed)
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, max(BLOCK_SIZES))
     started = time.perf_counter()
     subtests = []
@@ -104,10 +108,10 @@ def pts_throughput(
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": THREADS, "queue_depth": QUEUE_DEPTH, "round_s": seconds, "rounds_max": rounds,
               "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
-    return PtsThroughputResult.from_run(
+    return annotate(PtsThroughputResult.from_run(
         label=label if label is not None else f"{cfg.name} · PTS throughput ({v.spec})", config=cfg,
         subtests=subtests, params=params, seed=seed, simulated_seconds=sim.now_s,
-        wall_seconds=time.perf_counter() - started)
+        wall_seconds=time.perf_counter() - started), sim)
 
 
 class PtsThroughputResult(ProcedureResult):
@@ -237,9 +241,11 @@ def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str],
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_throughput, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsThroughputResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )

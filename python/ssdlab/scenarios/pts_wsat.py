@@ -23,6 +23,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto, steady
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -118,6 +120,7 @@ def pts_wsat(
     seed: int = 1,
     progress: procedures.Progress = False,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsWsatResult:
     """PTS's write saturation test on a simulated drive: purge, then 4 KiB random writes at the
     variant's TC × QD over its active range until `capacity_multiple` × the user capacity is
@@ -134,7 +137,8 @@ def pts_wsat(
     limit = None if time_limit is None else _time_limit(time_limit, "time limit")
     sample = _sample_s(sample_s, "sample seconds")
     seed = procedures.check_seed(seed)
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, BLOCK)
     started = time.perf_counter()
     results = sim.run_steps(steps(sim.user_bytes, span, threads=threads, queue_depth=depth, multiple=multiple,
@@ -142,9 +146,9 @@ def pts_wsat(
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": threads, "queue_depth": depth, "capacity_multiple": multiple, "time_limit_s": limit,
               "sample_s": sample, "block_bytes": BLOCK}
-    return PtsWsatResult.from_run(label=label if label is not None else f"{cfg.name} · PTS WSAT ({v.spec})",
+    return annotate(PtsWsatResult.from_run(label=label if label is not None else f"{cfg.name} · PTS WSAT ({v.spec})",
                                   config=cfg, step=results[-1], params=params, seed=seed,
-                                  user_bytes=sim.user_bytes, wall_seconds=time.perf_counter() - started)
+                                  user_bytes=sim.user_bytes, wall_seconds=time.perf_counter() - started), sim)
 
 
 # -- the result ------------------------------------------------------------------------------------
@@ -360,9 +364,11 @@ def command(variant: str, capacity_multiple: float, time_limit: Optional[float],
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_wsat, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsWsatResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )

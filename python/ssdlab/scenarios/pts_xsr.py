@@ -18,6 +18,8 @@ import click
 from ssdlab import cli_values as cv, limits, procedures
 from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
+from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import options as pto
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
@@ -95,6 +97,7 @@ def pts_xsr(
     seed: int = 1,
     progress: procedures.Progress = False,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> PtsXsrResult:
     """PTS's cross-stimulus recovery test on a simulated drive: purge, then SEQ 1024 KiB, RND 8 KiB
     and SEQ 1024 KiB writes at TC 1 / QD 32 for `phase_minutes` each, in `sample_s` samples."""
@@ -107,15 +110,16 @@ def pts_xsr(
     sample = _sample_s(sample_s, "sample seconds")
     seed = procedures.check_seed(seed)
     v = VARIANTS[variant]
-    sim = Simulator(cfg, seed)
+    sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
+    cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, 1024 * 1024)
     started = time.perf_counter()
     results = sim.run_steps(steps(span, minutes, sample, seed), progress)
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": 1, "queue_depth": QUEUE_DEPTH, "phase_minutes": list(minutes), "sample_s": sample}
-    return PtsXsrResult.from_run(label=label if label is not None else f"{cfg.name} · PTS XSR", config=cfg,
+    return annotate(PtsXsrResult.from_run(label=label if label is not None else f"{cfg.name} · PTS XSR", config=cfg,
                                  groups=results[1:], params=params, seed=seed,
-                                 wall_seconds=time.perf_counter() - started)
+                                 wall_seconds=time.perf_counter() - started), sim)
 
 
 class PtsXsrResult(ProcedureResult):
@@ -268,9 +272,11 @@ def command(phase_minutes: Tuple[float, float, float], sample_s: float, variant:
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_xsr, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsXsrResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )
