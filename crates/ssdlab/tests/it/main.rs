@@ -13,3 +13,4 @@ mod support;
 mod theory;
 mod throughput;
 mod workload;
+mod write_cache;
