@@ -16,11 +16,13 @@ ROUND_S = 0.5
 
 @pytest.fixture(scope="module")
 def dirth() -> demand.DemandResult:
-    return pts_dirth(ssdlab.load_preset("mlc-256").with_user_capacity("2GiB"), round_s=ROUND_S, rounds_max=5,
-                     write_cache="on")
+    # PTS-E, the write cache off: every write waits for its program, so deeper queues overlap them
+    # (with the cache on, this write-bound drive gives about the same IOPS at every depth)
+    return pts_dirth(ssdlab.load_preset("mlc-256").with_user_capacity("1GiB"), round_s=ROUND_S, rounds_max=5)
 
 
 def test_random_8k_requests_65_percent_reads(dirth: demand.DemandResult) -> None:
+    assert dirth.summary["write_cache"] == "disabled (WCD)"
     r = dirth.rounds
     ios = r["read_ios"] + r["write_ios"]
     assert ((r["mb_s"] * 1e6 * r["seconds"]).round() == ios * 8192).all()

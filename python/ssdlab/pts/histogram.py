@@ -74,7 +74,7 @@ def _of(table: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def histogram_figure(table: pd.DataFrame, names: Sequence[str], *, title: str, subtitle: str) -> Figure:
-    """One panel per point of `names`: the response counts in 10 log-spaced bins per decade (bars,
+    """One panel per point of `names`: the response counts in 20 log-spaced bins per decade (bars,
     log count axis) and the cumulative share of responses (line, right axis), with the mean, the
     99.999th percentile and the maximum marked."""
     import numpy as np
@@ -92,8 +92,9 @@ def histogram_figure(table: pd.DataFrame, names: Sequence[str], *, title: str, s
     t = table
     lo = float(t["low_us"].min()) if len(t) else 1.0
     hi = float(t["high_us"].max()) if len(t) else 10.0
-    edges = 10 ** np.arange(math.floor(math.log10(max(lo, 1e-3)) * 10) / 10,
-                            math.ceil(math.log10(max(hi, lo * 1.01)) * 10) / 10 + 0.1, 0.1)
+    per = 20  # bins per decade
+    edges = 10 ** np.arange(math.floor(math.log10(max(lo, 1e-3)) * per) / per,
+                            math.ceil(math.log10(max(hi, lo * 1.01)) * per) / per + 1 / per, 1 / per)
     for ax, name in zip(axes, names):
         rows = _of(t, name)
         mids = (rows["low_us"] + rows["high_us"]) / 2
@@ -140,7 +141,8 @@ def confidence_figure(table: pd.DataFrame, names: Sequence[str], *, title: str, 
     for i, name in enumerate(names):
         rows = _of(table, name)
         slower = (1.0 - rows["cumulative_pct"] / 100.0).clip(lower=floor)
-        ax.step(rows["high_us"], slower, where="post", color=COLOURS[i % len(COLOURS)], linewidth=1.3, label=name)
+        ax.step(rows["high_us"], slower, where="post", color=COLOURS[i % len(COLOURS)], linewidth=1.3, label=name,
+                linestyle=("-", "--", ":")[(i // len(COLOURS)) % 3])
     ax.axhline(1e-5, color="#6b7280", linestyle="--", linewidth=1.0, label="99.999 % (5 9s)")
     ax.set_xscale("log")
     ax.set_yscale("log")
