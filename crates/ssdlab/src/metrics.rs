@@ -253,7 +253,11 @@ impl LatencyRecorder {
         h.iter_recorded()
             .map(|v| {
                 let x = v.value_iterated_to();
-                [h.lowest_equivalent(x), h.highest_equivalent(x), v.count_at_value()]
+                [
+                    h.lowest_equivalent(x),
+                    h.highest_equivalent(x),
+                    v.count_at_value(),
+                ]
             })
             .collect()
     }

@@ -140,7 +140,9 @@ fn the_histogram_holds_every_response_time_of_the_phase() {
     let r = run(
         &mut d,
         &[
-            Step::Run { workload: job(true, 1) },
+            Step::Run {
+                workload: job(true, 1),
+            },
             Step::RunTogether {
                 workloads: vec![job(true, 2), job(false, 3)],
                 report_as: Vec::new(),
