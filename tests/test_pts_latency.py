@@ -8,8 +8,8 @@ import pytest
 
 import ssdlab
 from ssdlab.cli import main
-from ssdlab.pts import steady
-from ssdlab.scenarios.pts_latency import BLOCK_SIZES, FILES, MIXES, PtsLatencyResult, pts_latency
+from ssdlab.pts import histogram as hist, steady
+from ssdlab.scenarios.pts_latency import BLOCK_SIZES, FILES, MIXES, PtsLatencyResult, cell_name, pts_latency
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +44,43 @@ def test_each_cell_has_average_five_nines_and_maximum(mlc: PtsLatencyResult) -> 
     row = t[(t["read_pct"] == 65) & (t["block_bytes"] == 8192)].iloc[0]
     assert row["mean_us"] == pytest.approx((cell["mean_latency_us"] * n).sum() / n.sum())
     assert row["max_us"] == cell["max_latency_us"].max()
+
+
+def test_the_histograms_hold_every_response_of_the_window(mlc: PtsLatencyResult) -> None:
+    first, last = mlc.summary["steady_state"]["window_rounds"]
+    r = mlc.rounds[mlc.rounds["round"].between(first, last)]
+    for m in MIXES:
+        for b in BLOCK_SIZES:
+            rows = mlc.histograms[mlc.histograms["point"] == cell_name(m, b)]
+            cell = r[(r["read_pct"] == m) & (r["block_bytes"] == b)]
+            # every read and write of the cell's window rounds, each in one bucket
+            assert int(rows["count"].sum()) == int((cell["read_ios"] + cell["write_ios"]).sum()) > 0
+            assert rows["low_us"].is_monotonic_increasing and rows["cumulative_pct"].iloc[-1] == pytest.approx(100)
+            # the window's 5 9s comes from the rounds' buckets added: between the rounds' own
+            table = mlc.table[(mlc.table["read_pct"] == m) & (mlc.table["block_bytes"] == b)].iloc[0]
+            buckets = [[round(lo * 1e3), round(hi * 1e3), int(c)]
+                       for lo, hi, c in rows[["low_us", "high_us", "count"]].to_numpy()]
+            assert table["p99_999_us"] == pytest.approx(hist.percentile_us(buckets, 99.999), rel=1e-9)
+            assert cell["p99_999_latency_us"].min() * (1 - 1e-3) <= table["p99_999_us"]
+            assert table["p99_999_us"] <= cell["p99_999_latency_us"].max() * (1 + 1e-3)
+            # the last bucket holds the largest response (3 significant digits)
+            assert rows["high_us"].iloc[-1] == pytest.approx(cell["max_latency_us"].max(), rel=1e-3)
+
+
+def test_the_write_cache_off_waits_for_the_nand_program() -> None:
+    # QD 1 writes: with the cache on (PTS-C's WCE) a write completes once in the DRAM buffer;
+    # off (PTS-E's WCD) once its padded page is programmed, never faster than the fastest program
+    cfg = ssdlab.load_preset("mlc-256").with_user_capacity("1GiB")
+    fastest_us = cfg.timing.program_us * min(cfg.timing.program_page_factors)
+    art = {}
+    for cache in ("on", "off"):
+        r = pts_latency(cfg, round_s=0.5, rounds_max=5, write_cache=cache)
+        cell = r.table[(r.table["read_pct"] == 0) & (r.table["block_bytes"] == 4096)].iloc[0]
+        art[cache] = cell["mean_us"]
+        assert r.summary["write_cache"] == ("enabled (WCE)" if cache == "on" else "disabled (WCD)")
+        assert any("write cache on" in d for d in r.summary["deviations"]) == (cache == "on")
+    assert art["off"] >= fastest_us, art
+    assert art["on"] < 0.5 * fastest_us, art
 
 
 def test_the_command_saves_and_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

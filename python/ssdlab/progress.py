@@ -17,7 +17,7 @@ __all__ = ["ProgressCallback", "StepBars", "step_title"]
 ProgressCallback = Callable[[int, float, float], Optional[bool]]
 """``callback(step_index, fraction, sim_seconds)``; returning ``False`` or raising stops the run."""
 
-_KIND_TITLES = {"secure_erase": "secure erase", "idle": "idle", "trim": "trim"}
+_KIND_TITLES = {"secure_erase": "secure erase", "idle": "idle", "trim": "trim", "write_cache": "write cache"}
 _LABEL_PREFIXES = {"hdtach:": "pass ", "test:": "random writes, "}
 
 

@@ -606,6 +606,7 @@ impl Sim {
             bytes: self.bytes,
             latency: self.latency.each_ref().map(LatencyRecorder::stats),
             latency_rw: LatencyRecorder::merged_stats(&self.latency[..2]),
+            latency_histogram: None,
             counters: self.drive.counters().since(&self.counters_before),
             steady_state_at_s: None,
             position_done_ns: Vec::new(),

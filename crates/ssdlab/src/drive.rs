@@ -91,6 +91,9 @@ pub struct Drive {
     idle_delay: Option<SimTime>,
     /// What the host wrote, if the drive keeps content (`crate::store`; off by default).
     pub(crate) store: Option<Box<crate::store::Store>>,
+    /// The volatile write cache is enabled (write-back, the default); off, a write is
+    /// acknowledged once its data is programmed ([`Drive::set_write_cache`]).
+    write_cache: bool,
 }
 
 impl Drive {
@@ -130,6 +133,7 @@ impl Drive {
             last_ack: SimTime::ZERO,
             idle_delay,
             store: None,
+            write_cache: true,
         })
     }
 
@@ -183,6 +187,20 @@ impl Drive {
         self.ftl.idle(self.last_ack.max(self.now), t)?;
         self.now = self.now.max(t);
         Ok(())
+    }
+
+    /// Turns the volatile write cache on (write-back: a write is acknowledged once its data is
+    /// in the DRAM buffer) or off (write-through, NVMe's Volatile Write Cache feature cleared,
+    /// PTS's WCD: a write is acknowledged once every unit of it is programmed; the host page
+    /// it ends in is programmed at once, padded to a whole page, so the next write starts a new
+    /// page). Turning it off drains nothing: data already buffered is programmed as before.
+    pub fn set_write_cache(&mut self, enabled: bool) {
+        self.write_cache = enabled;
+    }
+
+    /// Whether the volatile write cache is on.
+    pub fn write_cache(&self) -> bool {
+        self.write_cache
     }
 
     /// Secure erase: every block erased, every mapping gone, the write buffer dropped.
@@ -406,6 +424,8 @@ impl Drive {
                 let arrived = command_done + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
                 self.link_free = arrived;
                 let mut ack = arrived;
+                // Write-through: the latest completion of a program holding this write's data.
+                let mut programmed = SimTime::ZERO;
                 let (mut lpn, mut end) = (io.lpn, io.lpn + io.units);
                 for &p in partial {
                     if self.ftl.in_open_host_page(p) {
@@ -432,6 +452,7 @@ impl Drive {
                         self.buffer.admit_run(run);
                         if let Some(p) = self.ftl.host_write_run(lpn, run, ack)? {
                             self.buffer.programmed(p.die, p.done, p.units);
+                            programmed = programmed.max(p.done);
                         }
                         lpn += run;
                         continue;
@@ -439,6 +460,7 @@ impl Drive {
                     ack = self.buffer.admit(ack);
                     if let Some(p) = self.ftl.host_write(lpn, ack, io.compressibility)? {
                         self.buffer.programmed(p.die, p.done, p.units);
+                        programmed = programmed.max(p.done);
                     }
                     if let Some(until) = self.ftl.take_stall() {
                         // Clean up later: the drive takes no data until its GC batch is done.
@@ -446,6 +468,13 @@ impl Drive {
                         self.link_free = self.link_free.max(until);
                     }
                     lpn += 1;
+                }
+                if !self.write_cache {
+                    if let Some(p) = self.ftl.program_open_host_page(ack)? {
+                        self.buffer.programmed(p.die, p.done, p.units);
+                        programmed = programmed.max(p.done);
+                    }
+                    ack = ack.max(programmed);
                 }
                 Ok(ack)
             }

@@ -245,6 +245,32 @@ impl LatencyRecorder {
         })
     }
 
+    /// The histogram's recorded buckets in increasing order: `[lowest, highest, count]`, the
+    /// lowest and highest nanoseconds the bucket stands for (3 significant digits: a bucket
+    /// spans at most 1/1024 of its values) and how many latencies fell in it.
+    pub fn buckets(&self) -> Vec<[u64; 3]> {
+        let h = &self.hist;
+        h.iter_recorded()
+            .map(|v| {
+                let x = v.value_iterated_to();
+                [
+                    h.lowest_equivalent(x),
+                    h.highest_equivalent(x),
+                    v.count_at_value(),
+                ]
+            })
+            .collect()
+    }
+
+    /// The buckets of `recorders` as one histogram (see [`LatencyRecorder::buckets`]).
+    pub fn merged_buckets(recorders: &[LatencyRecorder]) -> Vec<[u64; 3]> {
+        let mut all = LatencyRecorder::default();
+        for r in recorders {
+            all.merge(r);
+        }
+        all.buckets()
+    }
+
     /// The statistics of `recorders` as one distribution (a mixed workload's reads and writes).
     pub fn merged_stats(recorders: &[LatencyRecorder]) -> Option<LatencyStats> {
         let mut all = LatencyRecorder::default();

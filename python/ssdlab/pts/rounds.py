@@ -108,11 +108,12 @@ class Point:
         return f"{'RND' if self.pattern == 'random' else 'SEQ'} {format_size(self.block_bytes)} {self.mix}"
 
 
-def point_step(point: Point, *, threads: int, queue_depth: int, span_bytes: int, seconds: float, seed: int
-               ) -> Dict[str, Any]:
+def point_step(point: Point, *, threads: int, queue_depth: int, span_bytes: int, seconds: float, seed: int,
+               histogram: bool = False) -> Dict[str, Any]:
     """The core's step for one point: `threads` workloads run together, each keeping `queue_depth`
     requests outstanding (a TC × QD load: every thread its own queue), over the first `span_bytes`
-    of the drive for `seconds`; one series interval covers the whole point."""
+    of the drive for `seconds`; one series interval covers the whole point. With `histogram`,
+    the phase returns its response-time histogram (`ssdlab.pts.histogram`)."""
     if point.read_pct == 100:
         rw: Dict[str, Any] = {"rw": "read"}
     elif point.read_pct == 0:
@@ -123,6 +124,9 @@ def point_step(point: Point, *, threads: int, queue_depth: int, span_bytes: int,
                   "block_bytes": point.block_bytes, "queue_depth": queue_depth, "span_bytes": span_bytes,
                   "duration_s": seconds, "interval_ms": seconds * 1000.0, "seed": derive_seed(seed, t)}
                  for t in range(threads)]
+    if histogram:
+        for w in workloads:
+            w["latency_histogram"] = True
     return {"step": "run_together", "workloads": workloads}
 
 
@@ -144,6 +148,8 @@ class PointResult:
     p99_999_latency_us: Optional[float]
     max_latency_us: Optional[float]
     write_amplification: Optional[float]
+    histogram: Optional[List[List[int]]] = None
+    """The response-time buckets, when asked for (`ssdlab.pts.histogram`)."""
 
     @property
     def iops(self) -> float:
@@ -177,7 +183,8 @@ def _point_result(round_number: int, point: Point, step: Any, unit_bytes: int) -
                        mean_latency_us=lat["mean_ns"] / 1e3 if lat else None,
                        p99_999_latency_us=lat["p99_999_ns"] / 1e3 if lat else None,
                        max_latency_us=lat["max_ns"] / 1e3 if lat else None,
-                       write_amplification=nand * unit_bytes / host if host else None)
+                       write_amplification=nand * unit_bytes / host if host else None,
+                       histogram=phase.get("latency_histogram"))
 
 
 RoundCallback = Callable[[int, List[PointResult], Optional[steady.Verdict]], None]
@@ -185,11 +192,12 @@ RoundCallback = Callable[[int, List[PointResult], Optional[steady.Verdict]], Non
 
 def run_rounds(sim: Any, points: Sequence[Point], *, threads: int, queue_depth: int, span_bytes: int,
                round_s: float, rounds_max: int, tracking: Dict[str, Callable[[List[PointResult]], float]],
-               seed: int, progress: Any = None, on_round: Optional[RoundCallback] = None
+               seed: int, progress: Any = None, on_round: Optional[RoundCallback] = None, histogram: bool = False
                ) -> tuple[List[PointResult], steady.Verdict]:
     """Runs `points` round after round on `sim` (a `Simulator`, preconditioned) until every
     tracking variable (a function of a round's point results) is steady over the last 5 rounds, or
-    `rounds_max` rounds were run. Returns every point of every round and the verdict."""
+    `rounds_max` rounds were run (`histogram`: every point keeps its response-time histogram).
+    Returns every point of every round and the verdict."""
     unit_bytes = _unit_bytes(sim)
     results: List[PointResult] = []
     series: Dict[str, List[float]] = {name: [] for name in tracking}
@@ -197,7 +205,7 @@ def run_rounds(sim: Any, points: Sequence[Point], *, threads: int, queue_depth: 
     for r in range(1, rounds_max + 1):
         round_seed = derive_seed(seed, r)
         steps = [point_step(p, threads=threads, queue_depth=queue_depth, span_bytes=span_bytes, seconds=round_s,
-                            seed=derive_seed(round_seed, i)) for i, p in enumerate(points)]
+                            seed=derive_seed(round_seed, i), histogram=histogram) for i, p in enumerate(points)]
         done = sim.run_steps(steps, progress)
         this = [_point_result(r, p, s, unit_bytes) for p, s in zip(points, done)]
         results.extend(this)

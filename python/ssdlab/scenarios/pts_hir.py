@@ -68,6 +68,7 @@ OPTIONS = (
         base=int), default=30, show_default=True, metavar="N", kind="whole", range=f"{steady.WINDOW} … 100"),
     Opt("round_s", "Seconds of each preconditioning round (PTS: 60).", type=cv.Checked("seconds", _seconds),
         default=60.0, show_default="60", metavar="SECONDS", range="0.001 … 3600"),
+    pto.write_cache(),
 )
 
 
@@ -101,6 +102,7 @@ def pts_hir(
     slice_s: float = default_of(OPTIONS, "slice_s"),
     rounds_max: int = default_of(OPTIONS, "rounds_max"),
     round_s: float = default_of(OPTIONS, "round_s"),
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
@@ -122,6 +124,7 @@ def pts_hir(
     seed = procedures.check_seed(seed)
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, v.active_range_pct, BLOCK)
     say = progress if callable(progress) else (lambda _what: None)
     started = time.perf_counter()
@@ -160,7 +163,8 @@ def pts_hir(
         say(f"wait state {wait:g} s done")
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": v.threads, "queue_depth": v.queue_depth, "segments": n, "slice_s": slice_seconds,
-              "rounds_max": rounds, "round_s": round_seconds, "wait_states_s": list(WAIT_STATES)}
+              "rounds_max": rounds, "round_s": round_seconds, "wait_states_s": list(WAIT_STATES),
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsHirResult.from_run(label=label if label is not None else f"{cfg.name} · PTS HIR ({v.spec})", config=cfg,
                                  pre=pre, verdict=verdict, slices=slices, params=params, seed=seed,
                                  simulated_seconds=sim.now_s, wall_seconds=time.perf_counter() - started), sim)
@@ -215,9 +219,7 @@ class PtsHirResult(ProcedureResult):
         summary["wait_states"] = states
         summary["simulated_seconds"] = simulated_seconds
         dev = []
-        if params["variant"] == "enterprise":
-            dev.append("write cache: PTS-E asks for the volatile write cache disabled (WCD); the simulated drive's "
-                       "DRAM write buffer is always write-back")
+        dev.extend(pto.cache_deviations(params))
         if params["segments"] != 360:
             dev.append(f"{params['segments']} segments per wait state instead of [CH]'s 360")
         if params["round_s"] != 60:
@@ -262,7 +264,7 @@ def figure(r: PtsHirResult) -> Figure:
     return fig
 
 
-def command(variant: str, segments: int, slice_s: float, rounds_max: int, round_s: float, drive: Optional[str],
+def command(variant: str, segments: int, slice_s: float, rounds_max: int, round_s: float, write_cache: Optional[str], drive: Optional[str],
             drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int,
             out: Optional[str], quiet: bool) -> None:
     """SNIA PTS's host idle recovery test (HIR) on a simulated drive.
@@ -288,7 +290,7 @@ def command(variant: str, segments: int, slice_s: float, rounds_max: int, round_
 
     preload.start()
     result = pts_hir(cfg, variant=variant, segments=segments, slice_s=slice_s, rounds_max=rounds_max,
-                     round_s=round_s, seed=seed, progress=say)
+                     round_s=round_s, write_cache=write_cache, seed=seed, progress=say)
     path = save(result, out_dir, False)
     if not finish(result, path, False, quiet, FILES):
         return

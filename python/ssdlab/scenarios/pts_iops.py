@@ -88,6 +88,7 @@ OPTIONS = (
         type=cv.Checked("n", _threads, base=int), metavar="N", kind="whole", range=f"1 … {MAX_THREADS}"),
     Opt("qd", "Queue depth of each thread. [default: the variant's]", type=cv.queue_depth, metavar="N",
         kind="whole", range="1 … 65536"),
+    pto.write_cache(),
 )
 
 
@@ -105,9 +106,7 @@ def _tracker(point: Point) -> Any:
 def deviations(params: Dict[str, Any]) -> List[str]:
     """What this run does differently from PTS 2.0's IOPS test (docs/pts.md, *Deviations*)."""
     out = []
-    if params["variant"] == "enterprise":
-        out.append("write cache: PTS-E asks for the volatile write cache disabled (WCD); the simulated drive's "
-                   "DRAM write buffer is always write-back (no write-through mode in the core yet)")
+    out.extend(pto.cache_deviations(params))
     if params["round_s"] != 60:
         out.append(f"points of {params['round_s']:g} s instead of 60 s")
     if params["rounds_max"] != steady.ROUNDS_MAX:
@@ -133,6 +132,7 @@ def pts_iops(
     active_range: Optional[float] = None,
     tc: Optional[int] = None,
     qd: Optional[int] = None,
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
@@ -158,6 +158,7 @@ def pts_iops(
         raise SsdlabError(f"progress must be a function of (round, results, verdict), got {progress!r}")
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, pct, max(BLOCK_SIZES))
     started = time.perf_counter()
     purge = sim.run_steps(purge_and_wipc(sim.user_bytes, span, block_bytes=WIPC_BLOCK, queue_depth=threads * depth))
@@ -167,7 +168,7 @@ def pts_iops(
                                   on_round=progress)
     params = {"variant": variant, "spec": v.spec, "active_range_pct": pct, "active_bytes": span, "threads": threads,
               "queue_depth": depth, "round_s": seconds, "rounds_max": rounds,
-              "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsIopsResult.from_run(label=label if label is not None else f"{cfg.name} · PTS IOPS ({v.spec})",
                                   config=cfg, purge=purge, results=results, verdict=verdict, params=params,
                                   seed=seed, simulated_seconds=sim.now_s,
@@ -293,7 +294,7 @@ def _window_table(rounds: pd.DataFrame, first: int, last: int) -> pd.DataFrame:
 
 
 def command(variant: str, rounds_max: int, round_s: float, active_range: Optional[float], tc: Optional[int],
-            qd: Optional[int], drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
+            qd: Optional[int], write_cache: Optional[str], drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
             op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], quiet: bool) -> None:
     """SNIA PTS 2.0's IOPS test on a simulated drive.
 
@@ -327,7 +328,7 @@ def command(variant: str, rounds_max: int, round_s: float, active_range: Optiona
                                f"TC {threads} × QD {depth} over {pct:g} % of the LBAs"), err=True)
     preload.start()
     result = pts_iops(cfg, variant=variant, rounds_max=rounds_max, round_s=round_s, active_range=active_range,
-                      tc=tc, qd=qd, seed=seed, progress=each_round)
+                      tc=tc, qd=qd, write_cache=write_cache, seed=seed, progress=each_round)
     path = save(result, out_dir, False)
     if not finish(result, path, False, quiet, FILES):
         return

@@ -23,7 +23,7 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.pts import options as pto, steady
+from ssdlab.pts import histogram as hist, options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
 from ssdlab.scenarios.base import Scenario, default_of
@@ -43,8 +43,8 @@ TRACKING = {"rnd_4k_0_100_mean": Point(0, 4096)}
 """The tracking variable: the average response time of RND 4 KiB 0/100 ([SSSPT], PTS 2.0.1)."""
 THREADS, QUEUE_DEPTH = 1, 1
 TABLE_COLUMNS = ("read_pct", "block_bytes", "iops", "mean_us", "p99_999_us", "max_us")
-FILES = ("rounds.csv", "latency_table.csv", "summary.json", "convergence.png", "window_rnd_4k_0_100_mean.png",
-         "art_2d.png", "mrt_2d.png")
+FILES = ("rounds.csv", "latency_table.csv", "histograms.csv", "summary.json", "convergence.png",
+         "window_rnd_4k_0_100_mean.png", "art_2d.png", "mrt_2d.png", "histograms.png", "confidence.png")
 SIM_NO_REPORT = pto.SIM_NO_REPORT
 WIPC_BLOCK = 128 * 1024
 
@@ -56,6 +56,7 @@ OPTIONS = (
         "QD 1."),
     pto.rounds_max("Rounds after which the test stops when not steady (PTS: 25)."),
     pto.round_s("Seconds of each (mix, block size) point of a round (PTS: 60)."),
+    pto.write_cache(),
 )
 
 
@@ -72,14 +73,11 @@ def _mean_of(point: Point) -> Any:
 
 def deviations(params: Dict[str, Any]) -> List[str]:
     out = []
-    if params["variant"] == "enterprise":
-        out.append("write cache: PTS-E asks for the volatile write cache disabled (WCD); the simulated drive's "
-                   "DRAM write buffer is always write-back")
+    out.extend(pto.cache_deviations(params))
     if params["round_s"] != 60:
         out.append(f"points of {params['round_s']:g} s instead of 60 s")
     if params["rounds_max"] != steady.ROUNDS_MAX:
         out.append(f"at most {params['rounds_max']} rounds instead of 25")
-    out.append("no response-time histograms (the core reports percentiles, not its histogram's buckets)")
     return out
 
 
@@ -89,6 +87,7 @@ def pts_latency(
     variant: str = default_of(OPTIONS, "variant"),
     rounds_max: int = default_of(OPTIONS, "rounds_max"),
     round_s: float = default_of(OPTIONS, "round_s"),
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
@@ -108,26 +107,41 @@ def pts_latency(
     seed = procedures.check_seed(seed)
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, v.active_range_pct, WIPC_BLOCK)
     started = time.perf_counter()
     purge = sim.run_steps(purge_and_wipc(sim.user_bytes, span, block_bytes=WIPC_BLOCK, queue_depth=QUEUE_DEPTH))
     results, verdict = run_rounds(sim, points(), threads=THREADS, queue_depth=QUEUE_DEPTH, span_bytes=span,
                                   round_s=seconds, rounds_max=rounds,
                                   tracking={k: _mean_of(p) for k, p in TRACKING.items()}, seed=seed,
-                                  on_round=progress)
+                                  on_round=progress, histogram=True)
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": THREADS, "queue_depth": QUEUE_DEPTH, "round_s": seconds, "rounds_max": rounds,
-              "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsLatencyResult.from_run(label=label if label is not None else f"{cfg.name} · PTS latency ({v.spec})",
                                      config=cfg, purge=purge, results=results, verdict=verdict, params=params,
                                      seed=seed, simulated_seconds=sim.now_s,
                                      wall_seconds=time.perf_counter() - started), sim)
 
 
-def _window_table(rounds: pd.DataFrame, first: int, last: int) -> pd.DataFrame:
+def cell_name(read_pct: int, block_bytes: int) -> str:
+    """A cell's name in histograms.csv: ``RND 4 KiB 65/35``."""
+    return Point(read_pct, block_bytes).label
+
+
+def window_histograms(results: List[PointResult], first: int, last: int) -> Dict[str, List[List[int]]]:
+    """Each cell's response-time histogram over rounds `first`..`last`: its rounds' buckets added."""
+    return {cell_name(m, b): hist.merge(r.histogram or [] for r in results
+                                        if first <= r.round <= last and r.point == Point(m, b))
+            for m in MIXES for b in BLOCK_SIZES}
+
+
+def _window_table(rounds: pd.DataFrame, first: int, last: int,
+                  histograms: Optional[Dict[str, List[List[int]]]] = None) -> pd.DataFrame:
     """Each cell over rounds `first`..`last`: IOPS (mean of the rounds), ART (weighted by the
-    rounds' IOs, so the window's mean response time), 5 9s (the largest round's: each round's
-    99.999th percentile is exact, the window's distribution is not kept) and MRT (the largest)."""
+    rounds' IOs, so the window's mean response time), 5 9s (from the window's histogram, the
+    rounds' buckets added: the window's 99.999th percentile to the histogram's resolution; without
+    histograms the largest round's) and MRT (the largest)."""
     import pandas as pd
 
     inside = rounds[(rounds["round"] >= first) & (rounds["round"] <= last)]
@@ -138,7 +152,9 @@ def _window_table(rounds: pd.DataFrame, first: int, last: int) -> pd.DataFrame:
             n = cell["read_ios"] + cell["write_ios"]
             rows.append({"read_pct": m, "block_bytes": b, "iops": float(cell["iops"].mean()),
                          "mean_us": float((cell["mean_latency_us"] * n).sum() / n.sum()) if n.sum() else 0.0,
-                         "p99_999_us": float(cell["p99_999_latency_us"].max()),
+                         "p99_999_us": (hist.percentile_us(histograms[cell_name(m, b)], 99.999)
+                                        if histograms and histograms[cell_name(m, b)]
+                                        else float(cell["p99_999_latency_us"].max())),
                          "max_us": float(cell["max_latency_us"].max())})
     return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
 
@@ -151,11 +167,15 @@ class PtsLatencyResult(ProcedureResult):
     SCENARIOS = (NAME,)
     FILES = FILES
     TABLES = (CsvTable("rounds", "rounds.csv", ROW_COLUMNS, finite=("round", "read_pct", "block_bytes", "iops")),
-              CsvTable("table", "latency_table.csv", TABLE_COLUMNS, finite=TABLE_COLUMNS))
+              CsvTable("table", "latency_table.csv", TABLE_COLUMNS, finite=TABLE_COLUMNS),
+              CsvTable("histograms", "histograms.csv", hist.COLUMNS, finite=("low_us", "high_us", "count"),
+                       text=("point",)))
 
-    def __init__(self, rounds: pd.DataFrame, table: pd.DataFrame, summary: Dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, rounds: pd.DataFrame, table: pd.DataFrame, histograms: pd.DataFrame, summary: Dict[str, Any],
+                 **kwargs: Any) -> None:
         self.rounds = rounds
         self.table = table
+        self.histograms = histograms
         super().__init__(summary, **kwargs)
 
     def __repr__(self) -> str:
@@ -180,11 +200,13 @@ class PtsLatencyResult(ProcedureResult):
                                    "label": f"{p.label} average response time (µs)"} for k, p in TRACKING.items()}
         summary["steady_state"] = verdict.as_dict()
         rounds = pd.DataFrame([r.row() for r in results], columns=list(ROW_COLUMNS))
-        table = _window_table(rounds, verdict.first_round, verdict.round)
+        windowed = window_histograms(results, verdict.first_round, verdict.round)
+        table = _window_table(rounds, verdict.first_round, verdict.round, windowed)
         summary["window"] = table.to_dict("records")
+        summary["histogram_responses"] = {k: sum(b[2] for b in v) for k, v in windowed.items()}
         summary["simulated_seconds"] = simulated_seconds
         summary["deviations"] = deviations(params)
-        return cls(rounds, table, plain(summary), config=config)
+        return cls(rounds, table, hist.frame(windowed), plain(summary), config=config)
 
     def subtitle(self) -> str:
         s = self.summary
@@ -216,10 +238,16 @@ class PtsLatencyResult(ProcedureResult):
                                          for r in self.table.to_dict("records") if r["read_pct"] == m} for m in MIXES}
             figures[name] = two_d_figure(curves, subtitle=sub, ylabel=f"{what} response time (µs)",
                                          title=f"{self.label}: {what} response time by block size and R/W mix")
+        figures["histograms.png"] = hist.histogram_figure(
+            self.histograms, [cell_name(m, 4096) for m in MIXES], subtitle=sub,
+            title=f"{self.label}: response-time histograms, RND 4 KiB, measurement window")
+        figures["confidence.png"] = hist.confidence_figure(
+            self.histograms, [cell_name(m, b) for m in MIXES for b in BLOCK_SIZES], subtitle=sub,
+            title=f"{self.label}: response-time confidence levels, measurement window")
         return figures
 
 
-def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str], drive_file: Optional[str],
+def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], drive: Optional[str], drive_file: Optional[str],
             capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
             quiet: bool) -> None:
     """SNIA PTS 2.0's latency test on a simulated drive.
@@ -250,7 +278,7 @@ def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str],
         click.echo(header(cfg, f"PTS latency ({v.spec}): purge, WIPC, then rounds of 9 points of {round_s:g} s at "
                                f"TC 1 × QD 1 over {v.active_range_pct:g} % of the LBAs"), err=True)
     preload.start()
-    result = pts_latency(cfg, variant=variant, rounds_max=rounds_max, round_s=round_s, seed=seed,
+    result = pts_latency(cfg, variant=variant, rounds_max=rounds_max, round_s=round_s, write_cache=write_cache, seed=seed,
                          progress=each_round)
     path = save(result, out_dir, False)
     if not finish(result, path, False, quiet, FILES):

@@ -50,6 +50,7 @@ OPTIONS = (
         "QD 32."),
     pto.rounds_max("Rounds after which a block size's sub-test stops when not steady (PTS: 25)."),
     pto.round_s("Seconds of each point (sequential reads, then sequential writes) of a round (PTS: 60)."),
+    pto.write_cache(),
 )
 
 
@@ -59,9 +60,7 @@ def _write_mb_s(results: List[PointResult]) -> float:
 
 def deviations(params: Dict[str, Any]) -> List[str]:
     out = []
-    if params["variant"] == "enterprise":
-        out.append("write cache: PTS-E asks for the volatile write cache disabled (WCD); the simulated drive's "
-                   "DRAM write buffer is always write-back")
+    out.extend(pto.cache_deviations(params))
     if params["round_s"] != 60:
         out.append(f"points of {params['round_s']:g} s instead of 60 s")
     if params["rounds_max"] != steady.ROUNDS_MAX:
@@ -75,6 +74,7 @@ def pts_throughput(
     variant: str = default_of(OPTIONS, "variant"),
     rounds_max: int = default_of(OPTIONS, "rounds_max"),
     round_s: float = default_of(OPTIONS, "round_s"),
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
@@ -94,6 +94,7 @@ def pts_throughput(
     seed = procedures.check_seed(seed)
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, v.active_range_pct, max(BLOCK_SIZES))
     started = time.perf_counter()
     subtests = []
@@ -107,7 +108,7 @@ def pts_throughput(
         subtests.append((bs, purge, results, verdict))
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": THREADS, "queue_depth": QUEUE_DEPTH, "round_s": seconds, "rounds_max": rounds,
-              "write_cache": "enabled (WCE)" if v.write_cache else "disabled (WCD)"}
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsThroughputResult.from_run(
         label=label if label is not None else f"{cfg.name} · PTS throughput ({v.spec})", config=cfg,
         subtests=subtests, params=params, seed=seed, simulated_seconds=sim.now_s,
@@ -194,7 +195,7 @@ class PtsThroughputResult(ProcedureResult):
         return figures
 
 
-def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str], drive_file: Optional[str],
+def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], drive: Optional[str], drive_file: Optional[str],
             capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int, out: Optional[str],
             quiet: bool) -> None:
     """SNIA PTS 2.0's throughput test on a simulated drive.
@@ -224,7 +225,7 @@ def command(variant: str, rounds_max: int, round_s: float, drive: Optional[str],
         click.echo(header(cfg, f"PTS throughput ({v.spec}): per block size purge, WIPC, rounds of {round_s:g} s SEQ "
                                f"read + write at TC 1 × QD 32 over {v.active_range_pct:g} % of the LBAs"), err=True)
     preload.start()
-    result = pts_throughput(cfg, variant=variant, rounds_max=rounds_max, round_s=round_s, seed=seed,
+    result = pts_throughput(cfg, variant=variant, rounds_max=rounds_max, round_s=round_s, write_cache=write_cache, seed=seed,
                             progress=each_round)
     path = save(result, out_dir, False)
     if not finish(result, path, False, quiet, FILES):

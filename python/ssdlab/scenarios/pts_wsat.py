@@ -85,6 +85,7 @@ OPTIONS = (
         type=cv.Checked("n", _threads, base=int), metavar="N", kind="whole", range=f"1 … {MAX_THREADS}"),
     Opt("qd", "Queue depth of each thread. [default: the variant's]", type=cv.queue_depth, metavar="N",
         kind="whole", range="1 … 65536"),
+    pto.write_cache(),
 )
 
 
@@ -117,6 +118,7 @@ def pts_wsat(
     sample_s: float = default_of(OPTIONS, "sample_s"),
     tc: Optional[int] = None,
     qd: Optional[int] = None,
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: procedures.Progress = False,
     label: Optional[str] = None,
@@ -139,13 +141,15 @@ def pts_wsat(
     seed = procedures.check_seed(seed)
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, v.active_range_pct, BLOCK)
     started = time.perf_counter()
     results = sim.run_steps(steps(sim.user_bytes, span, threads=threads, queue_depth=depth, multiple=multiple,
                                   time_limit=limit, seed=seed), progress)
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "threads": threads, "queue_depth": depth, "capacity_multiple": multiple, "time_limit_s": limit,
-              "sample_s": sample, "block_bytes": BLOCK}
+              "sample_s": sample, "block_bytes": BLOCK,
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsWsatResult.from_run(label=label if label is not None else f"{cfg.name} · PTS WSAT ({v.spec})",
                                   config=cfg, step=results[-1], params=params, seed=seed,
                                   user_bytes=sim.user_bytes, wall_seconds=time.perf_counter() - started), sim)
@@ -251,9 +255,7 @@ class PtsWsatResult(ProcedureResult):
 
 def deviations(params: Dict[str, Any]) -> List[str]:
     out = []
-    if params["variant"] == "enterprise":
-        out.append("write cache: PTS-E asks for the volatile write cache disabled (WCD); the simulated drive's "
-                   "DRAM write buffer is always write-back")
+    out.extend(pto.cache_deviations(params))
     if params["sample_s"] != 60:
         out.append(f"samples of {params['sample_s']:g} s instead of 60 s")
     v = VARIANTS[params["variant"]]
@@ -314,7 +316,7 @@ def tgbw_figure(r: PtsWsatResult) -> Figure:
 
 
 def command(variant: str, capacity_multiple: float, time_limit: Optional[float], sample_s: float, tc: Optional[int],
-            qd: Optional[int], drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
+            qd: Optional[int], write_cache: Optional[str], drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
             op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], quiet: bool) -> None:
     """SNIA PTS's write saturation test (WSAT) on a simulated drive.
 
@@ -344,7 +346,7 @@ def command(variant: str, capacity_multiple: float, time_limit: Optional[float],
     preload.start()
     try:
         result = pts_wsat(cfg, variant=variant, capacity_multiple=capacity_multiple, time_limit=time_limit,
-                          sample_s=sample_s, tc=tc, qd=qd, seed=seed, progress=progress)
+                          sample_s=sample_s, tc=tc, qd=qd, write_cache=write_cache, seed=seed, progress=progress)
     finally:
         if progress:
             progress.bars.close()

@@ -75,6 +75,7 @@ OPTIONS = (
         show_default="60",
         metavar="SECONDS", range="0.001 … 3600"),
     pto.variant("PTS variant: client (75 % active range) or enterprise (100 %); both at TC 1 × QD 32."),
+    pto.write_cache(),
 )
 
 
@@ -94,6 +95,7 @@ def pts_xsr(
     phase_minutes: Any = default_of(OPTIONS, "phase_minutes"),
     sample_s: float = default_of(OPTIONS, "sample_s"),
     variant: str = default_of(OPTIONS, "variant"),
+    write_cache: Optional[str] = None,
     seed: int = 1,
     progress: procedures.Progress = False,
     label: Optional[str] = None,
@@ -112,11 +114,13 @@ def pts_xsr(
     v = VARIANTS[variant]
     sim = Simulator(cfg, seed) if device is None else device  # a DeviceDrive: the same steps through fio
     cfg = sim.config
+    cache = pto.apply_write_cache(sim, v, write_cache, on_device=device is not None)
     span = active_bytes(sim.user_bytes, v.active_range_pct, 1024 * 1024)
     started = time.perf_counter()
     results = sim.run_steps(steps(span, minutes, sample, seed), progress)
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
-              "threads": 1, "queue_depth": QUEUE_DEPTH, "phase_minutes": list(minutes), "sample_s": sample}
+              "threads": 1, "queue_depth": QUEUE_DEPTH, "phase_minutes": list(minutes), "sample_s": sample,
+              "write_cache": cache, "write_cache_override": write_cache}
     return annotate(PtsXsrResult.from_run(label=label if label is not None else f"{cfg.name} · PTS XSR", config=cfg,
                                  groups=results[1:], params=params, seed=seed,
                                  wall_seconds=time.perf_counter() - started), sim)
@@ -181,7 +185,7 @@ class PtsXsrResult(ProcedureResult):
             "seconds": float(reached["time_s"].iloc[0] - third["time_s"].iloc[0] + reached["seconds"].iloc[0])
             if len(reached) else None,
             "definition": "time into group 3 until a sample's MB/s reaches group 1's average ([YF])"}
-        summary["deviations"] = ["MRT per access group, not per sample (the core's series has no per-interval "
+        summary["deviations"] = pto.cache_deviations(params) + ["MRT per access group, not per sample (the core's series has no per-interval "
                                  "maximum)"] + ([] if params["phase_minutes"] == [480, 360, 480] else
                                                 [f"access groups of {params['phase_minutes']} minutes instead of "
                                                  "480, 360, 480"])
@@ -225,7 +229,7 @@ def figure(r: PtsXsrResult) -> Figure:
     return fig
 
 
-def command(phase_minutes: Tuple[float, float, float], sample_s: float, variant: str, drive: Optional[str],
+def command(phase_minutes: Tuple[float, float, float], sample_s: float, variant: str, write_cache: Optional[str], drive: Optional[str],
             drive_file: Optional[str], capacity: Optional[int], op: Optional[float], gc: Optional[str], seed: int,
             out: Optional[str], quiet: bool) -> None:
     """SNIA PTS's cross-stimulus recovery test (XSR) on a simulated drive.
@@ -251,7 +255,7 @@ def command(phase_minutes: Tuple[float, float, float], sample_s: float, variant:
                                         f"{', '.join(f'{m:g}' for m in phase_minutes)} minutes"), StepBars(plan))
     preload.start()
     try:
-        result = pts_xsr(cfg, phase_minutes=phase_minutes, sample_s=sample, variant=variant, seed=seed,
+        result = pts_xsr(cfg, phase_minutes=phase_minutes, sample_s=sample, variant=variant, write_cache=write_cache, seed=seed,
                          progress=progress)
     finally:
         if progress:

@@ -618,6 +618,48 @@ impl Ftl {
         Ok(Some(done))
     }
 
+    /// Programs the host page being assembled now, padded to a whole page, for a drive whose
+    /// volatile write cache is off (write-through): its host units are programmed before the
+    /// write is acknowledged, whether or not the page is full. The page's unused slots are
+    /// skipped (no entry is mapped there; the NAND programs them and they count as NAND writes);
+    /// the next host unit starts a new page. Returns the page's program, or `None` when no host
+    /// page is open.
+    pub fn program_open_host_page(&mut self, now: SimTime) -> Result<Option<HostProgram>> {
+        let Some(die) = self.host_die else {
+            return Ok(None);
+        };
+        let d = die as usize;
+        let mut f = self.frontiers[Stream::Host as usize][d];
+        if f.block == NONE || self.host_page_units == 0 {
+            return Ok(None);
+        }
+        let pad = self.page_room(f.used);
+        let page = match self.page_slots_shift {
+            Some(shift) => f.used >> shift,
+            None => f.used / self.page_slots,
+        };
+        // Entries advance with the slots, so entry and slot indices stay in step (page_of).
+        f.next += pad;
+        f.used += pad;
+        self.nand_write_slots += u64::from(pad);
+        self.blocks.entries[f.block as usize] = f.next;
+        self.blocks.used[f.block as usize] = f.used;
+        self.frontiers[Stream::Host as usize][d] = f;
+        self.program_page(die, f.block, page, now, self.page_slots, 0);
+        if f.used >= self.host_cap[d] {
+            self.close(die, f.block);
+            self.frontiers[Stream::Host as usize][d] = Frontier::CLOSED;
+        }
+        self.host_die = None;
+        let done = HostProgram {
+            done: self.timelines.die_free(die),
+            units: std::mem::take(&mut self.host_page_units),
+            die,
+        };
+        self.after_host_page(die, now, 1)?;
+        Ok(Some(done))
+    }
+
     /// Appends one entry of `slots` for `lpn` to a die's open block (which must have room),
     /// mapping it; `old` is the entry it moves from (GC), or `None` for a new write. Programs
     /// every page it completes and closes a full block. Returns (pages programmed, new entry).

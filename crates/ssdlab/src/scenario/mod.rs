@@ -62,6 +62,9 @@ pub enum Step {
         offset_bytes: u64,
         length_bytes: u64,
     },
+    /// Turn the drive's volatile write cache on (write-back) or off (write-through; see
+    /// [`Drive::set_write_cache`]).
+    WriteCache { enabled: bool },
 }
 
 impl Step {
@@ -72,6 +75,7 @@ impl Step {
             Step::RunTogether { .. } => "run_together",
             Step::Idle { .. } => "idle",
             Step::Trim { .. } => "trim",
+            Step::WriteCache { .. } => "write_cache",
         }
     }
 }
@@ -191,7 +195,7 @@ pub fn validate_steps(drive: &Drive, steps: &[Step]) -> Result<()> {
                     .check_range(lpn, units)
                     .map_err(|e| Error::Workload(format!("step {}: {e}", i + 1)))?;
             }
-            Step::SecureErase => {}
+            Step::SecureErase | Step::WriteCache { .. } => {}
         }
     }
     Ok(())
@@ -309,6 +313,7 @@ pub fn run_steps(
                 let (lpn, units) = trim_units(drive, *offset_bytes, *length_bytes)?;
                 drive.trim_range(lpn, units)?;
             }
+            Step::WriteCache { enabled } => drive.set_write_cache(*enabled),
         }
         if !observer(
             index,

@@ -643,6 +643,10 @@ pub fn run_together(
                 ios: j.ios,
                 bytes: j.bytes,
                 latency_rw: LatencyRecorder::merged_stats(&j.latency[..2]),
+                latency_histogram: j
+                    .w
+                    .latency_histogram
+                    .then(|| LatencyRecorder::merged_buckets(&j.latency[..2])),
                 latency: j.latency.map(|l| l.stats()),
                 counters,
                 steady_state_at_s: j.steady_at,
@@ -718,6 +722,14 @@ pub fn run_together(
             ios,
             bytes,
             latency_rw: LatencyRecorder::merged_stats(&latency[..2]),
+            latency_histogram: {
+                let asked: Vec<LatencyRecorder> = members
+                    .iter()
+                    .filter(|&&i| results[i].latency_histogram.is_some())
+                    .flat_map(|&i| recorders[i][..2].iter().cloned())
+                    .collect();
+                (!asked.is_empty()).then(|| LatencyRecorder::merged_buckets(&asked))
+            },
             latency: latency.map(|l| l.stats()),
             counters,
             steady_state_at_s: None,

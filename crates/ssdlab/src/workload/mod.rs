@@ -172,6 +172,10 @@ pub struct Workload {
     /// reports all of its requests, as fio does.
     #[serde(skip_serializing_if = "is_zero")]
     pub ramp_s: f64,
+    /// Return the phase's response-time histogram of reads and writes together
+    /// (`PhaseResult::latency_histogram`): PTS's response-time histograms.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub latency_histogram: bool,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -226,6 +230,7 @@ impl Default for Workload {
             verify: None,
             start_delay_s: 0.0,
             ramp_s: 0.0,
+            latency_histogram: false,
         }
     }
 }
@@ -277,6 +282,11 @@ pub struct PhaseResult {
     /// left out of the JSON when the phase completed no read or write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_rw: Option<LatencyStats>,
+    /// With `latency_histogram`: the buckets of `latency_rw`'s histogram, `[lowest ns, highest
+    /// ns, count]` in increasing order (`LatencyRecorder::buckets`); for jobs run together, the
+    /// combined phase's holds every job's that asked for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<Vec<[u64; 3]>>,
     /// Counter growth over the phase.
     pub counters: Counters,
     /// With `steady_state`: the second at which the window was steady, if it was.

@@ -285,6 +285,7 @@ impl Replay {
                 ios: self.ios,
                 bytes: self.bytes,
                 latency_rw: LatencyRecorder::merged_stats(&self.latency[..2]),
+                latency_histogram: None,
                 latency: self.latency.map(|l| l.stats()),
                 counters: drive.counters().since(&self.counters_before),
                 steady_state_at_s: None,

@@ -14,3 +14,4 @@ mod support;
 mod theory;
 mod throughput;
 mod workload;
+mod write_cache;
