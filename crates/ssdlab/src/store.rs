@@ -7,13 +7,19 @@
 //! so what it holds is what the drive acknowledged.
 //!
 //! ```text
-//!   sector s (512 B) -> unit s / 8 -> sparse map: unit -> [sum; 8]      (StoreMode::Checksums)
-//!                                                unit -> [u8; 4096]    (StoreMode::Data)
+//!   sector s (512 B) -> the extent that holds s, if any (a BTreeMap by first sector):
+//!       Anon(seq)      anonymous_token(seq, s)           any length: one request
+//!       Run(origin, r) r.token(s - origin)               any length: one write (fio's verify)
+//!       Sums([u64])    one checksum a sector             within one 4 KiB unit
+//!       Bytes([u8])    the sectors' bytes (Data mode)    within one 4 KiB unit
 //! ```
 //!
-//! * **Sparse.** Nothing is allocated per sector up front: memory grows with the units written
-//!   (about 90 bytes per written 4 KiB unit with checksums, 4.1 KB with data) and shrinks when a
-//!   unit is trimmed whole. A 256 GB drive with 1,000 sectors written uses about a hundred KB.
+//! * **Sparse, by extent.** Nothing is allocated per sector up front: memory grows with the
+//!   writes that left content (about [`EXTENT_BYTES`] a write whose tokens follow a rule, whatever
+//!   its length; content that follows none is listed, about 225 bytes per 4 KiB unit with
+//!   checksums, 4.2 KB with data). An overwrite cuts the extents it covers (a listed extent's part
+//!   is copied: at most a unit), TRIM and write-zeroes cut them; no extent holds a zero sector, so
+//!   a unit holds content exactly when an extent reaches into it.
 //! * **Zeros.** A sector never written, trimmed, or written with zeros reads as zeros: the
 //!   behaviour of an NVMe drive that reports deterministic read-zero after deallocate (DLFEAT), and
 //!   what fio's `trim_verify_zero` expects. TRIM and write-zeroes work at sector granularity here,
