@@ -999,7 +999,7 @@ mod model {
         Tokens(u64, u64, Vec<u64>),
         Run(u64, u64, Run),
         Anon(u64, u64),
-        Bytes(u64, u64, Vec<u8>),
+        Bytes(u64, Vec<u8>),
         Zero(u64, u64),
     }
 
@@ -1053,7 +1053,7 @@ mod model {
                             .for_each(|(j, v)| *v = (x >> (j % 8)) as u8),
                     }
                 }
-                Op::Bytes(f, c, b)
+                Op::Bytes(f, b)
             }),
             range().prop_map(|(f, c)| Op::Zero(f, c)),
         ]
@@ -1079,7 +1079,7 @@ mod model {
                 s.write_anonymous(*f, *c).is_ok(),
                 r.write_anonymous(*f, *c).is_ok(),
             ),
-            Op::Bytes(f, _, b) => (s.write(*f, b).is_ok(), r.write(*f, b).is_ok()),
+            Op::Bytes(f, b) => (s.write(*f, b).is_ok(), r.write(*f, b).is_ok()),
             Op::Zero(f, c) => (s.zero(*f, *c).is_ok(), r.zero(*f, *c).is_ok()),
         };
         assert_eq!(a, b, "{op:?}: accepted by one store only");
