@@ -2,13 +2,11 @@
 is not copied here): 30 clones, offset=120k, offset_increment=124g, io_size=120g, loops=2,
 rw=write:112k (16 KiB written of every 128 KiB), verify=crc32c. What it would take: a drive of more
 than 29 x 124 GiB + 120 KiB + 16 KiB, 240 GiB written and read back by each clone (fio's io_size
-x loops), and a content store holding every written 4 KiB unit -- the clones' regions cover the
-whole drive and all write the same 16 KiB of each 128 KiB, so 1/8 of the drive's units. On a
-3720 GiB drive (the 30 x 124 GiB the file assumes) that is 121.9 million units: the store's hash
-map grows to 2^28 buckets of 73 bytes (18.3 GiB), 27.4 GiB while it doubles into them, next to the
-drive's 7.7 GiB of mapping tables. Measured in small: the same job with io_size=4g on a 1 TiB
-drive (31.7 million units, 2^26 buckets) peaked at 9.5 GB, as store_peak_bytes (7.35 GB) and the
-drive's tables (2.3 GB) say."""
+x loops), and a content store holding every written block -- the clones' regions cover the whole
+drive and all write the same 16 KiB of each 128 KiB, so 1/8 of the drive's 4 KiB units, 121.9
+million. The store keeps one extent per 16 KiB write (a header and its data tokens follow from a
+few numbers), a quarter of an extent per unit: 30.5 million extents, next to the drive's 7.7 GiB of
+mapping tables."""
 
 from __future__ import annotations
 
@@ -45,32 +43,37 @@ def test_the_store_it_needs(tmp_path):
     assert bound["union_bytes"] == first["span_bytes"]  # every other clone's region lies inside it
     assert bound["units"] == -(-first["span_bytes"] // 8 // 4096) == 121_896_956
     unit = _core.store_unit_bytes("checksums")
-    assert unit == 146
+    extent = _core.store_extent_bytes()
+    assert unit == extent + 8 * 8 + 16  # an extent of eight listed sums
     tables = int(drive_config("mlc-256", capacity=user).describe()["memory_bytes"])
     assert 8.0e9 < tables < 8.5e9
+    store = fio_verify.store_peak_bytes(bound, unit, extent)
+    assert store == -(-bound["units"] * extent // 4)  # one extent per 16 KiB write
+    fio_verify.check_store_memory(p.jobs, user, tables, unit, extent, 23 * 10**9)  # fits this machine
     with pytest.raises(SsdlabError) as e:
-        fio_verify.check_store_memory(p.jobs, user, tables, unit, 23 * 10**9)
+        fio_verify.check_store_memory(p.jobs, user, tables, unit, extent, (tables + store) * 10 // 9 - 10**6)
     msg = str(e.value)
     assert "\n" not in msg and "job 'write-verify' and the 29 other verifying jobs" in msg
-    assert "121.9 million 4 KiB units" in msg and "more than the 23 GB this process can allocate" in msg
-    assert fio_verify.store_peak_bytes(bound["units"], unit) == 2**28 * 73 * 3 // 2  # 27.38 GiB
-    assert "takes up to about 27.38 GiB while its table grows" in msg
-    fio_verify.check_store_memory(p.jobs, user, tables, unit, 64 * 10**9)  # fits a 64 GB machine
-    with pytest.raises(SsdlabError):  # 27.4 + 7.7 GiB is more than 90 % of 36 GiB
-        fio_verify.check_store_memory(p.jobs, user, tables, unit, 36 * 2**30)
-    fio_verify.check_store_memory(p.jobs, user, tables, unit, 40 * 2**30)
+    assert "121.9 million 4 KiB units" in msg
+    fio_verify.check_store_memory(p.jobs, user, tables, unit, extent, (tables + store) * 10 // 9 + 10**6)
+    # With a verify pattern every sector's sum is listed: a unit costs its eight sums.
+    patterned = plan_for(tmp_path, JOB.replace("verify=crc32c", "verify=pattern\nverify_pattern=0x5a"), user)
+    pbound = fio_verify.store_units_bound(patterned.jobs, user)
+    assert fio_verify.store_peak_bytes(pbound, unit, extent) == pbound["units"] * unit
+    with pytest.raises(SsdlabError):
+        fio_verify.check_store_memory(patterned.jobs, user, tables, unit, extent, 23 * 10**9)
 
 
 def test_a_store_that_fits_is_not_refused(tmp_path):
     """The same job in small (offset_increment=4g, io_size=1g) on a 128 GiB drive: 4.2 million
-    units at most (the regions wrap the whole drive), 876 MiB at the store's peak: not refused (it
-    ran in 1.3 GB)."""
+    units at most (the regions wrap the whole drive): not refused."""
     small = JOB.replace("offset_increment=124g", "offset_increment=4g").replace("io_size=120g", "io_size=1g")
     user = 128 * GIB
     p = plan_for(tmp_path, small, user)
     bound = fio_verify.store_units_bound(p.jobs, user)
     assert bound["units"] == -(-p.jobs[0].workload["span_bytes"] // 8 // 4096) == 4_194_300
-    fio_verify.check_store_memory(p.jobs, user, 400 * 10**6, 146, 4 * 10**9)
+    fio_verify.check_store_memory(p.jobs, user, 400 * 10**6, _core.store_unit_bytes("checksums"),
+                                  _core.store_extent_bytes(), 4 * 10**9)
 
 
 def test_random_writers_have_no_bound(tmp_path):

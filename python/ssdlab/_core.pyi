@@ -15,6 +15,7 @@ __all__ = [
     "limits",
     "available_memory",
     "store_unit_bytes",
+    "store_extent_bytes",
     "preset_names",
     "preset",
     "describe_config",
@@ -37,6 +38,10 @@ _StepOutput = tuple[str, Optional[_SeriesDict]]
 
 def available_memory() -> Optional[int]:
     """Bytes this process can still allocate (MemAvailable, rlimits, cgroup), or None."""
+    ...
+
+def store_extent_bytes() -> int:
+    """Memory one extent of content that follows a rule costs a content store, about."""
     ...
 
 def store_unit_bytes(mode: str) -> int:

@@ -66,6 +66,13 @@ fn store_unit_bytes(mode: &str) -> PyResult<u64> {
     })
 }
 
+/// Memory one extent of content that follows a rule (an anonymous write, a verify write without
+/// a pattern) costs the content store, about, whatever its length.
+#[pyfunction]
+fn store_extent_bytes() -> u64 {
+    ssdlab::store::EXTENT_BYTES
+}
+
 #[pyfunction]
 fn preset_names() -> Vec<&'static str> {
     presets::names()
@@ -459,6 +466,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
     m.add_function(wrap_pyfunction!(available_memory, m)?)?;
     m.add_function(wrap_pyfunction!(store_unit_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(store_extent_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(preset, m)?)?;
     m.add_function(wrap_pyfunction!(describe_config, m)?)?;
     m.add_function(wrap_pyfunction!(spare, m)?)?;

@@ -7,13 +7,19 @@
 //! so what it holds is what the drive acknowledged.
 //!
 //! ```text
-//!   sector s (512 B) -> unit s / 8 -> sparse map: unit -> [sum; 8]      (StoreMode::Checksums)
-//!                                                unit -> [u8; 4096]    (StoreMode::Data)
+//!   sector s (512 B) -> the extent that holds s, if any (a BTreeMap by first sector):
+//!       Anon(seq)      anonymous_token(seq, s)           any length: one request
+//!       Run(origin, r) r.token(s - origin)               any length: one write (fio's verify)
+//!       Sums([u64])    one checksum a sector             within one 4 KiB unit
+//!       Bytes([u8])    the sectors' bytes (Data mode)    within one 4 KiB unit
 //! ```
 //!
-//! * **Sparse.** Nothing is allocated per sector up front: memory grows with the units written
-//!   (about 90 bytes per written 4 KiB unit with checksums, 4.1 KB with data) and shrinks when a
-//!   unit is trimmed whole. A 256 GB drive with 1,000 sectors written uses about a hundred KB.
+//! * **Sparse, by extent.** Nothing is allocated per sector up front: memory grows with the
+//!   writes that left content (about [`EXTENT_BYTES`] a write whose tokens follow a rule, whatever
+//!   its length; content that follows none is listed, about 225 bytes per 4 KiB unit with
+//!   checksums, 4.2 KB with data). An overwrite cuts the extents it covers (a listed extent's part
+//!   is copied: at most a unit), TRIM and write-zeroes cut them; no extent holds a zero sector, so
+//!   a unit holds content exactly when an extent reaches into it.
 //! * **Zeros.** A sector never written, trimmed, or written with zeros reads as zeros: the
 //!   behaviour of an NVMe drive that reports deterministic read-zero after deallocate (DLFEAT), and
 //!   what fio's `trim_verify_zero` expects. TRIM and write-zeroes work at sector granularity here,
@@ -34,8 +40,7 @@
 //! The store is off by default; a drive without one does no per-request work for it beyond one
 //! test of an `Option`.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +49,6 @@ use crate::error::{Error, Result};
 use crate::units::{SimTime, SECTORS_PER_UNIT, SECTOR_BYTES, UNIT_BYTES};
 
 const SECTOR: usize = SECTOR_BYTES as usize;
-const PER_UNIT: usize = SECTORS_PER_UNIT as usize;
 const WORDS: usize = SECTOR / 8;
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
@@ -143,47 +147,129 @@ pub fn sector_sum(bytes: &[u8]) -> u64 {
     }
 }
 
-/// A multiplicative hasher for unit numbers: deterministic (no per-process keys) and cheap.
-#[derive(Default, Clone, Copy)]
-pub struct UnitHasher(u64);
+/// Content whose per-sector tokens follow from a few numbers: sector `rel` (counted from the
+/// write's first sector) of a write made of chunks of `period` sectors holds `head` if it starts a
+/// chunk and `head` is not 0, else `mix64(base + (rel % period) * step)` (wrapping). fio's verify
+/// content without a pattern is such a run (a header, then data sectors numbered in the chunk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub period: u64,
+    pub head: u64,
+    pub base: u64,
+    pub step: u64,
+}
 
-impl Hasher for UnitHasher {
+impl Run {
+    /// The token of sector `rel` of the write.
     #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
+    pub fn token(&self, rel: u64) -> u64 {
+        let pos = rel % self.period;
+        if pos == 0 && self.head != 0 {
+            self.head
+        } else {
+            mix64(self.base.wrapping_add(pos.wrapping_mul(self.step)))
         }
     }
 
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517C_C1B7_2722_0A95);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
+    /// Whether some sector of a write of `count` sectors would be zero (the store keeps no zero
+    /// sectors in an extent: such a write is stored sector by sector).
+    fn has_zero(&self, count: u64) -> bool {
+        let from = u64::from(self.head != 0);
+        (from..self.period.min(count))
+            .any(|pos| self.base.wrapping_add(pos.wrapping_mul(self.step)) == 0)
     }
 }
 
-type UnitMap<V> = HashMap<u64, V, BuildHasherDefault<UnitHasher>>;
-
-/// Bytes a map of `capacity` buckets of `value` bytes takes (key, value and a control byte each).
-fn map_bytes(capacity: usize, value: usize) -> u64 {
-    (capacity * (8 + value + 1)) as u64
+/// What an extent holds. `Anon` and `Run` describe any length in a few words; `Sums` and
+/// `Bytes` list their sectors and never cross a 4 KiB unit boundary, so splitting one copies at
+/// most a unit.
+#[derive(Clone, Debug)]
+enum Content {
+    /// An anonymous request's sectors: [`anonymous_token`]`(seq, s)`.
+    Anon(u64),
+    /// A [`Run`] written from sector `origin`.
+    Run { origin: u64, run: Run },
+    /// One checksum per sector (none of them 0).
+    Sums(Box<[u64]>),
+    /// The sectors' bytes (`Data` mode; no sector all zeros).
+    Bytes(Box<[u8]>),
 }
+
+/// A stretch of sectors that all hold content, from its key (a sector number) on.
+#[derive(Clone, Debug)]
+struct Extent {
+    len: u64,
+    content: Content,
+}
+
+/// The allocator's overhead per heap block (glibc: a 16-byte header, 16-byte rounding).
+const ALLOC_OVERHEAD: u64 = 16;
+
+impl Extent {
+    /// The checksum of sector `s` of this extent, which starts at `start`.
+    #[inline]
+    fn sum_at(&self, start: u64, s: u64) -> u64 {
+        match &self.content {
+            Content::Anon(seq) => anonymous_token(*seq, s),
+            Content::Run { origin, run } => run.token(s - origin),
+            Content::Sums(v) => v[(s - start) as usize],
+            Content::Bytes(b) => {
+                let i = (s - start) as usize * SECTOR;
+                sector_sum(&b[i..i + SECTOR])
+            }
+        }
+    }
+
+    /// The extent's sectors `from..to` (absolute; within it), as an extent of its own.
+    fn slice(&self, start: u64, from: u64, to: u64) -> Extent {
+        let (a, b) = ((from - start) as usize, (to - start) as usize);
+        let content = match &self.content {
+            Content::Anon(seq) => Content::Anon(*seq),
+            Content::Run { origin, run } => Content::Run {
+                origin: *origin,
+                run: *run,
+            },
+            Content::Sums(v) => Content::Sums(v[a..b].into()),
+            Content::Bytes(d) => Content::Bytes(d[a * SECTOR..b * SECTOR].into()),
+        };
+        Extent {
+            len: to - from,
+            content,
+        }
+    }
+
+    /// Heap bytes the extent's content takes beyond its map entry.
+    fn heap_bytes(&self) -> u64 {
+        match &self.content {
+            Content::Anon(_) | Content::Run { .. } => 0,
+            Content::Sums(v) => v.len() as u64 * 8 + ALLOC_OVERHEAD,
+            Content::Bytes(b) => b.len() as u64 + ALLOC_OVERHEAD,
+        }
+    }
+}
+
+/// Memory one extent's map entry takes, about: a B-tree leaf of 11 entries (keys, values, a
+/// parent link) over the 6 entries a leaf keeps when it splits at its end (the tree is filled
+/// in ascending order within each writer's stream), plus the allocator's header and the inner
+/// nodes (about one per six leaves). Measured against the allocator in `tests/store_memory.rs`.
+pub const EXTENT_BYTES: u64 = {
+    let leaf = 16 + 11 * (8 + std::mem::size_of::<Extent>() as u64) + ALLOC_OVERHEAD;
+    let inner = leaf + 12 * 8;
+    (leaf + inner / 6) / 6
+};
 
 /// What the host wrote, per 512-byte sector, sparse (see the module doc).
 #[derive(Clone, Debug)]
 pub struct Store {
     mode: StoreMode,
     sectors: u64,
-    /// `Checksums`: each written unit's eight sector sums (0: zeros).
-    sums: UnitMap<[u64; PER_UNIT]>,
-    /// `Data`: each written unit's bytes.
-    data: UnitMap<Box<[u8; UNIT_BYTES as usize]>>,
-    /// At most this many units may hold content (the memory budget), if set.
-    max_units: Option<u64>,
+    /// Non-overlapping extents of sectors that hold content, by first sector; a sector in none
+    /// reads zero.
+    extents: BTreeMap<u64, Extent>,
+    /// The extents' heap bytes beyond their entries (`Sums`, `Bytes`).
+    heap: u64,
+    /// At most this much memory (`memory_bytes`) may hold content (the memory budget), if set.
+    max_bytes: Option<u64>,
     /// Requests written with anonymous content so far (their tokens' sequence number).
     anonymous: u64,
 }
@@ -200,9 +286,9 @@ impl Store {
         Ok(Store {
             mode,
             sectors,
-            sums: UnitMap::default(),
-            data: UnitMap::default(),
-            max_units: None,
+            extents: BTreeMap::new(),
+            heap: 0,
+            max_bytes: None,
             anonymous: 0,
         })
     }
@@ -210,7 +296,7 @@ impl Store {
     /// Refuses (with an error naming the budget) writes that would make the store hold more than
     /// about `bytes` of memory.
     pub fn set_memory_budget(&mut self, bytes: u64) {
-        self.max_units = Some(bytes / self.bytes_per_unit());
+        self.max_bytes = Some(bytes);
     }
 
     pub fn mode(&self) -> StoreMode {
@@ -222,58 +308,69 @@ impl Store {
         self.sectors
     }
 
-    /// 4 KiB units that hold content (not all zeros) at the moment.
+    /// Extents held (records in the store's map).
+    pub fn extents_held(&self) -> u64 {
+        self.extents.len() as u64
+    }
+
+    /// The units that hold content, in ascending order (each once).
+    fn units(&self) -> impl Iterator<Item = u64> + '_ {
+        let mut next = 0u64; // the first unit not yet given
+        self.extents.iter().flat_map(move |(&s, e)| {
+            let a = (s / SECTORS_PER_UNIT).max(next);
+            let b = (s + e.len - 1) / SECTORS_PER_UNIT + 1;
+            next = next.max(b);
+            a..b
+        })
+    }
+
+    /// 4 KiB units that hold content (not all zeros) at the moment (a walk over the extents).
     pub fn units_held(&self) -> u64 {
-        match self.mode {
-            StoreMode::Checksums => self.sums.len() as u64,
-            StoreMode::Data => self.data.len() as u64,
+        let mut next = 0u64;
+        let mut n = 0;
+        for (&s, e) in &self.extents {
+            let a = (s / SECTORS_PER_UNIT).max(next);
+            let b = (s + e.len - 1) / SECTORS_PER_UNIT + 1;
+            n += b.saturating_sub(a);
+            next = next.max(b);
         }
+        n
     }
 
     /// Whether 4 KiB unit `unit` holds content (a unit that does not reads all zeros).
     pub fn unit_held(&self, unit: u64) -> bool {
-        match self.mode {
-            StoreMode::Checksums => self.sums.contains_key(&unit),
-            StoreMode::Data => self.data.contains_key(&unit),
-        }
+        let (a, b) = (unit * SECTORS_PER_UNIT, (unit + 1) * SECTORS_PER_UNIT);
+        self.extents
+            .range(..b)
+            .next_back()
+            .is_some_and(|(&s, e)| s + e.len > a)
     }
 
     /// The units that hold content, in ascending order.
     pub fn held_units(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = match self.mode {
-            StoreMode::Checksums => self.sums.keys().copied().collect(),
-            StoreMode::Data => self.data.keys().copied().collect(),
-        };
-        v.sort_unstable();
-        v
+        self.units().collect()
     }
 
-    /// Memory one held unit costs, about (its map entry at a typical load, its bytes).
+    /// Memory one 4 KiB unit of content that follows no rule costs, about: its extent's entry and
+    /// its eight sums (`Checksums`) or 4 KiB of bytes (`Data`). Content the store can describe
+    /// (anonymous writes, runs) costs [`EXTENT_BYTES`] a write, whatever its length.
     pub fn bytes_per_unit(&self) -> u64 {
         match self.mode {
-            StoreMode::Checksums => 2 * map_bytes(1, 8 * PER_UNIT),
-            StoreMode::Data => 2 * map_bytes(1, 8) + UNIT_BYTES + 16,
+            StoreMode::Checksums => EXTENT_BYTES + 8 * SECTORS_PER_UNIT + ALLOC_OVERHEAD,
+            StoreMode::Data => EXTENT_BYTES + UNIT_BYTES + ALLOC_OVERHEAD,
         }
     }
 
-    /// The memory the store uses now, in bytes: its map's buckets and, with data, the 4 KiB
-    /// blocks (plus the allocator's 16 bytes each).
+    /// The memory the store uses now, in bytes, about: its map's entries ([`EXTENT_BYTES`] each)
+    /// and the sums or bytes listed in them.
     pub fn memory_bytes(&self) -> u64 {
-        let fixed = std::mem::size_of::<Store>() as u64;
-        match self.mode {
-            StoreMode::Checksums => fixed + map_bytes(self.sums.capacity(), 8 * PER_UNIT),
-            StoreMode::Data => {
-                fixed
-                    + map_bytes(self.data.capacity(), 8)
-                    + self.data.len() as u64 * (UNIT_BYTES + 16)
-            }
-        }
+        std::mem::size_of::<Store>() as u64 + self.extents.len() as u64 * EXTENT_BYTES + self.heap
     }
 
     /// Forgets everything: every sector reads zero again (a secure erase or format).
     pub fn clear(&mut self) {
-        self.sums = UnitMap::default();
-        self.data = UnitMap::default();
+        self.extents = BTreeMap::new();
+        self.heap = 0;
     }
 
     fn check(&self, first: u64, count: u64) -> Result<()> {
@@ -290,64 +387,158 @@ impl Store {
         Ok(())
     }
 
-    fn full(&self) -> Error {
-        Error::Workload(format!(
-            "the content store would need more than its memory budget ({} units of 4 KiB hold content); \
+    /// Refuses a write that adds `extents` entries and `heap` bytes past the budget (checked
+    /// before anything is written: a refused write leaves the store as it was).
+    fn room(&self, first: u64, end: u64, extents: u64, heap: u64) -> Result<()> {
+        let Some(max) = self.max_bytes else {
+            return Ok(());
+        };
+        // A write inside an extent splits it in two (a listed one: each part keeps its sectors).
+        let split = self
+            .extents
+            .range(..first)
+            .next_back()
+            .filter(|(&s, e)| s + e.len > end)
+            .map_or(0, |(_, e)| EXTENT_BYTES + e.heap_bytes());
+        if self.memory_bytes() + split + extents * EXTENT_BYTES + heap <= max {
+            return Ok(());
+        }
+        Err(Error::Workload(format!(
+            "the content store would need more than its memory budget ({} MB in {} extents); \
              simulate a smaller drive (--capacity) or write less",
-            self.units_held()
-        ))
+            self.memory_bytes() / 1_000_000,
+            self.extents.len()
+        )))
+    }
+
+    fn insert(&mut self, start: u64, e: Extent) {
+        self.heap += e.heap_bytes();
+        let old = self.extents.insert(start, e);
+        debug_assert!(old.is_none(), "extents overlap at sector {start}");
+    }
+
+    /// Makes `first..end` hold nothing: extents inside it go, extents across its ends are cut.
+    fn cut(&mut self, first: u64, end: u64) {
+        if first >= end {
+            return;
+        }
+        // An extent that starts before `first` and reaches into the range.
+        if let Some((&s, e)) = self.extents.range_mut(..first).next_back() {
+            let e_end = s + e.len;
+            if e_end > first {
+                let right = (e_end > end).then(|| e.slice(s, end, e_end));
+                let left = e.slice(s, s, first);
+                let freed = e.heap_bytes() - left.heap_bytes();
+                *e = left;
+                self.heap -= freed;
+                if let Some(r) = right {
+                    self.insert(end, r);
+                    return;
+                }
+            }
+        }
+        // Extents that start inside the range.
+        while let Some((&s, _)) = self.extents.range(first..end).next() {
+            let e = self.extents.remove(&s).expect("the extent just found");
+            self.heap -= e.heap_bytes();
+            if s + e.len > end {
+                let r = e.slice(s, end, s + e.len);
+                self.insert(end, r);
+            }
+        }
+    }
+
+    /// Stores explicit per-sector sums (`tokens[i]` for sector `first + i`) or bytes, for a range
+    /// already cut: each run of non-zero sectors within a unit becomes one extent.
+    fn put_listed(&mut self, first: u64, tokens: &[u64], bytes: Option<&[u8]>) {
+        let end = first + tokens.len() as u64;
+        let mut s = first;
+        while s < end {
+            if tokens[(s - first) as usize] == 0 {
+                s += 1;
+                continue;
+            }
+            let unit_end = ((s / SECTORS_PER_UNIT + 1) * SECTORS_PER_UNIT).min(end);
+            let mut e = s + 1;
+            while e < unit_end && tokens[(e - first) as usize] != 0 {
+                e += 1;
+            }
+            let (a, b) = ((s - first) as usize, (e - first) as usize);
+            let content = match bytes {
+                Some(d) => Content::Bytes(d[a * SECTOR..b * SECTOR].into()),
+                None => Content::Sums(tokens[a..b].into()),
+            };
+            self.insert(
+                s,
+                Extent {
+                    len: e - s,
+                    content,
+                },
+            );
+            s = e;
+        }
+    }
+
+    /// Entries and heap bytes that `tokens` take when listed (see `put_listed`).
+    fn listed_cost(first: u64, tokens: &[u64], per_sector: u64) -> (u64, u64) {
+        let (mut n, mut heap) = (0, 0);
+        for (i, &t) in tokens.iter().enumerate() {
+            let s = first + i as u64;
+            if t == 0 {
+                continue;
+            }
+            let starts = i == 0 || tokens[i - 1] == 0 || s % SECTORS_PER_UNIT == 0;
+            if starts {
+                n += 1;
+                heap += ALLOC_OVERHEAD;
+            }
+            heap += per_sector;
+        }
+        (n, heap)
     }
 
     /// Writes synthetic content: sector `s` of `first..first + count` gets `token(s)` (0 writes
-    /// zeros). See the module doc.
+    /// zeros). See the module doc. The sums are listed per sector; content that follows a rule
+    /// is cheaper written with [`Store::write_run`] or [`Store::write_anonymous`].
     pub fn write_tokens(
         &mut self,
         first: u64,
         count: u64,
-        mut token: impl FnMut(u64) -> u64,
+        token: impl FnMut(u64) -> u64,
     ) -> Result<()> {
         self.check(first, count)?;
-        let mut s = first;
-        let end = first + count;
-        while s < end {
-            let unit = s / SECTORS_PER_UNIT;
-            let unit_end = ((unit + 1) * SECTORS_PER_UNIT).min(end);
-            match self.mode {
-                StoreMode::Checksums => {
-                    let room = self.max_units.is_none_or(|m| (self.sums.len() as u64) < m);
-                    let sums = match self.sums.get_mut(&unit) {
-                        Some(v) => v,
-                        None if !room => return Err(self.full()),
-                        None => self.sums.entry(unit).or_insert([0; PER_UNIT]),
-                    };
-                    for x in s..unit_end {
-                        sums[(x % SECTORS_PER_UNIT) as usize] = token(x);
-                    }
-                    if sums.iter().all(|&v| v == 0) {
-                        self.sums.remove(&unit);
-                    }
-                }
-                StoreMode::Data => {
-                    let room = self.max_units.is_none_or(|m| (self.data.len() as u64) < m);
-                    let block = match self.data.get_mut(&unit) {
-                        Some(v) => v,
-                        None if !room => return Err(self.full()),
-                        None => self
-                            .data
-                            .entry(unit)
-                            .or_insert_with(|| Box::new([0; UNIT_BYTES as usize])),
-                    };
-                    for x in s..unit_end {
-                        let i = (x % SECTORS_PER_UNIT) as usize * SECTOR;
-                        block[i..i + SECTOR].copy_from_slice(&synthetic_sector(token(x)));
-                    }
-                    if block.iter().all(|&b| b == 0) {
-                        self.data.remove(&unit);
-                    }
-                }
-            }
-            s = unit_end;
+        let tokens: Vec<u64> = (first..first + count).map(token).collect();
+        let (n, heap) = Store::listed_cost(first, &tokens, 8);
+        self.room(first, first + count, n, heap)?;
+        self.cut(first, first + count);
+        self.put_listed(first, &tokens, None);
+        Ok(())
+    }
+
+    /// Writes `run` over `first..first + count` (sector `first + rel` gets `run.token(rel)`): one
+    /// extent, whatever its length.
+    pub fn write_run(&mut self, first: u64, count: u64, run: Run) -> Result<()> {
+        if run.period == 0 {
+            return Err(Error::Workload(
+                "a run's period is at least one sector".into(),
+            ));
         }
+        if run.has_zero(count) {
+            return self.write_tokens(first, count, |s| run.token(s - first));
+        }
+        self.check(first, count)?;
+        if count == 0 {
+            return Ok(());
+        }
+        self.room(first, first + count, 1, 0)?;
+        self.cut(first, first + count);
+        self.insert(
+            first,
+            Extent {
+                len: count,
+                content: Content::Run { origin: first, run },
+            },
+        );
         Ok(())
     }
 
@@ -361,94 +552,49 @@ impl Store {
         }
         let count = (bytes.len() / SECTOR) as u64;
         self.check(first, count)?;
-        match self.mode {
-            StoreMode::Checksums => self.write_tokens(first, count, |s| {
-                let i = ((s - first) as usize) * SECTOR;
-                sector_sum(&bytes[i..i + SECTOR])
-            }),
-            StoreMode::Data => {
-                let mut s = first;
-                let end = first + count;
-                while s < end {
-                    let unit = s / SECTORS_PER_UNIT;
-                    let unit_end = ((unit + 1) * SECTORS_PER_UNIT).min(end);
-                    let src = &bytes
-                        [((s - first) as usize) * SECTOR..((unit_end - first) as usize) * SECTOR];
-                    let at = (s % SECTORS_PER_UNIT) as usize * SECTOR;
-                    let zeros = src.iter().all(|&b| b == 0);
-                    if let Some(block) = self.data.get_mut(&unit) {
-                        block[at..at + src.len()].copy_from_slice(src);
-                        if zeros && block.iter().all(|&b| b == 0) {
-                            self.data.remove(&unit);
-                        }
-                    } else if !zeros {
-                        if self.max_units.is_some_and(|m| self.data.len() as u64 >= m) {
-                            return Err(self.full());
-                        }
-                        let mut block = Box::new([0u8; UNIT_BYTES as usize]);
-                        block[at..at + src.len()].copy_from_slice(src);
-                        self.data.insert(unit, block);
-                    }
-                    s = unit_end;
-                }
-                Ok(())
-            }
-        }
+        let sums: Vec<u64> = bytes.chunks_exact(SECTOR).map(sector_sum).collect();
+        let (listed, per_sector) = match self.mode {
+            StoreMode::Checksums => (None, 8),
+            StoreMode::Data => (Some(bytes), SECTOR_BYTES),
+        };
+        let (n, heap) = Store::listed_cost(first, &sums, per_sector);
+        self.room(first, first + count, n, heap)?;
+        self.cut(first, first + count);
+        self.put_listed(first, &sums, listed);
+        Ok(())
     }
 
     /// Makes `first..first + count` read as zeros (TRIM / deallocate, write-zeroes).
     pub fn zero(&mut self, first: u64, count: u64) -> Result<()> {
         self.check(first, count)?;
-        let mut s = first;
-        let end = first + count;
-        while s < end {
-            let unit = s / SECTORS_PER_UNIT;
-            let unit_end = ((unit + 1) * SECTORS_PER_UNIT).min(end);
-            let whole = s % SECTORS_PER_UNIT == 0 && unit_end - s == SECTORS_PER_UNIT;
-            match self.mode {
-                StoreMode::Checksums => {
-                    if whole {
-                        self.sums.remove(&unit);
-                    } else if let Some(sums) = self.sums.get_mut(&unit) {
-                        for x in s..unit_end {
-                            sums[(x % SECTORS_PER_UNIT) as usize] = 0;
-                        }
-                        if sums.iter().all(|&v| v == 0) {
-                            self.sums.remove(&unit);
-                        }
-                    }
-                }
-                StoreMode::Data => {
-                    if whole {
-                        self.data.remove(&unit);
-                    } else if let Some(block) = self.data.get_mut(&unit) {
-                        let a = (s % SECTORS_PER_UNIT) as usize * SECTOR;
-                        let b = a + (unit_end - s) as usize * SECTOR;
-                        block[a..b].fill(0);
-                        if block.iter().all(|&x| x == 0) {
-                            self.data.remove(&unit);
-                        }
-                    }
-                }
-            }
-            s = unit_end;
-        }
+        self.room(first, first + count, 0, 0)?;
+        self.cut(first, first + count);
         Ok(())
     }
 
     /// The checksum of sector `s` (0: zeros). The same for the same content in either mode.
     pub fn sum(&self, s: u64) -> u64 {
-        if s >= self.sectors {
-            return 0;
+        match self.extents.range(..=s).next_back() {
+            Some((&start, e)) if s < start + e.len => e.sum_at(start, s),
+            _ => 0,
         }
-        let unit = s / SECTORS_PER_UNIT;
-        let i = (s % SECTORS_PER_UNIT) as usize;
-        match self.mode {
-            StoreMode::Checksums => self.sums.get(&unit).map_or(0, |v| v[i]),
-            StoreMode::Data => self
-                .data
-                .get(&unit)
-                .map_or(0, |b| sector_sum(&b[i * SECTOR..(i + 1) * SECTOR])),
+    }
+
+    /// The checksums of sectors `first..first + count` (one walk over the extents, rather than a
+    /// look-up a sector).
+    pub fn sums(&self, first: u64, count: u64) -> SectorSums<'_> {
+        let end = first.saturating_add(count);
+        let mut sums = vec![0u64; (end - first) as usize];
+        let before = self.extents.range(..first).next_back();
+        for (&start, e) in before.into_iter().chain(self.extents.range(first..end)) {
+            for s in start.max(first)..(start + e.len).min(end) {
+                sums[(s - first) as usize] = e.sum_at(start, s);
+            }
+        }
+        SectorSums {
+            store: self,
+            first,
+            sums,
         }
     }
 
@@ -467,31 +613,61 @@ impl Store {
         }
         let count = (out.len() / SECTOR) as u64;
         self.check(first, count)?;
-        let mut s = first;
+        out.fill(0);
         let end = first + count;
-        while s < end {
-            let unit = s / SECTORS_PER_UNIT;
-            let unit_end = ((unit + 1) * SECTORS_PER_UNIT).min(end);
-            let dst =
-                &mut out[((s - first) as usize) * SECTOR..((unit_end - first) as usize) * SECTOR];
-            match self.data.get(&unit) {
-                Some(block) => {
-                    let at = (s % SECTORS_PER_UNIT) as usize * SECTOR;
-                    dst.copy_from_slice(&block[at..at + dst.len()]);
+        let before = self.extents.range(..first).next_back();
+        for (&start, e) in before.into_iter().chain(self.extents.range(first..end)) {
+            for s in start.max(first)..(start + e.len).min(end) {
+                let dst = &mut out[((s - first) as usize) * SECTOR..][..SECTOR];
+                match &e.content {
+                    Content::Bytes(b) => {
+                        dst.copy_from_slice(&b[(s - start) as usize * SECTOR..][..SECTOR]);
+                    }
+                    _ => dst.copy_from_slice(&synthetic_sector(e.sum_at(start, s))),
                 }
-                None => dst.fill(0),
             }
-            s = unit_end;
         }
         Ok(())
     }
 
     /// Writes anonymous content (unique per call and sector, never zero) over
-    /// `first..first + count`: a request that carries no content of its own.
+    /// `first..first + count`: a request that carries no content of its own. One extent.
     pub fn write_anonymous(&mut self, first: u64, count: u64) -> Result<()> {
         self.anonymous += 1;
         let seq = self.anonymous;
-        self.write_tokens(first, count, |s| anonymous_token(seq, s))
+        self.check(first, count)?;
+        if count == 0 {
+            return Ok(());
+        }
+        self.room(first, first + count, 1, 0)?;
+        self.cut(first, first + count);
+        self.insert(
+            first,
+            Extent {
+                len: count,
+                content: Content::Anon(seq),
+            },
+        );
+        Ok(())
+    }
+}
+
+/// The checksums of a range of sectors, read from a store at once ([`Store::sums`]); a sector
+/// outside the range is looked up in the store.
+pub struct SectorSums<'a> {
+    store: &'a Store,
+    first: u64,
+    sums: Vec<u64>,
+}
+
+impl SectorSums<'_> {
+    /// The checksum of sector `s` (0: zeros), as [`Store::sum`] gives it.
+    #[inline]
+    pub fn sum(&self, s: u64) -> u64 {
+        match s.checked_sub(self.first) {
+            Some(i) if (i as usize) < self.sums.len() => self.sums[i as usize],
+            _ => self.store.sum(s),
+        }
     }
 }
 
@@ -615,6 +791,10 @@ impl Drive {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "store_reference.rs"]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -795,9 +975,150 @@ mod tests {
         assert!(s.write_tokens(10, 7, |_| 1).is_err());
         assert!(s.zero(u64::MAX, 2).is_err());
         assert!(Store::new(StoreMode::Data, 12).is_err());
-        s.set_memory_budget(s.bytes_per_unit());
+        s.set_memory_budget(s.memory_bytes() + s.bytes_per_unit());
         s.write_tokens(0, 8, |_| 1).unwrap();
         let e = s.write_tokens(8, 1, |_| 1).unwrap_err().to_string();
         assert!(e.contains("memory budget"), "{e}");
+    }
+}
+
+/// The extent store against the per-unit store it replaced (`store_reference.rs`): the same
+/// sums, held units, bytes and errors after every step of random sequences of writes (tokens,
+/// runs, anonymous, bytes; whole, partial and 512-byte), overwrites, TRIMs and write-zeroes, in
+/// both modes.
+#[cfg(test)]
+mod model {
+    use super::reference::RefStore;
+    use super::*;
+    use proptest::prelude::*;
+
+    const SECTORS: u64 = 96;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Tokens(u64, u64, Vec<u64>),
+        Run(u64, u64, Run),
+        Anon(u64, u64),
+        Bytes(u64, Vec<u8>),
+        Zero(u64, u64),
+    }
+
+    /// A range, mostly inside the store, sometimes past its end.
+    fn range() -> impl Strategy<Value = (u64, u64)> {
+        prop_oneof![
+            (0..SECTORS, 0..=24u64),
+            (0..SECTORS / 8, 1..=3u64).prop_map(|(u, n)| (u * 8, n * 8)),
+            (0..SECTORS, 1..=1u64),
+            (SECTORS - 8..SECTORS + 8, 0..=16u64),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (
+                range(),
+                prop::collection::vec(prop_oneof![Just(0u64), 1..5u64, any::<u64>()], 24)
+            )
+                .prop_map(|((f, c), t)| Op::Tokens(f, c, t)),
+            (
+                range(),
+                1..10u64,
+                prop_oneof![Just(0u64), any::<u64>()],
+                prop_oneof![Just(0u64), Just(u64::MAX - 1), any::<u64>()],
+                prop_oneof![Just(0u64), Just(1u64), Just(1 << 34), any::<u64>()]
+            )
+                .prop_map(|((f, c), period, head, base, step)| Op::Run(
+                    f,
+                    c,
+                    Run {
+                        period,
+                        head,
+                        base,
+                        step
+                    }
+                )),
+            range().prop_map(|(f, c)| Op::Anon(f, c)),
+            (range(), 0..4u8, any::<u64>()).prop_map(|((f, c), kind, seed)| {
+                // Zeros, synthetic sectors, or other bytes, sector by sector.
+                let mut b = vec![0u8; (c * 512) as usize];
+                for (i, sec) in b.chunks_exact_mut(512).enumerate() {
+                    let x = mix64(seed ^ i as u64);
+                    match (kind + (x % 3) as u8) % 4 {
+                        0 => {}
+                        1 => sec.copy_from_slice(&synthetic_sector(x | 1)),
+                        2 => sec[(x % 512) as usize] = 1,
+                        _ => sec
+                            .iter_mut()
+                            .enumerate()
+                            .for_each(|(j, v)| *v = (x >> (j % 8)) as u8),
+                    }
+                }
+                Op::Bytes(f, b)
+            }),
+            range().prop_map(|(f, c)| Op::Zero(f, c)),
+        ]
+    }
+
+    fn apply(s: &mut Store, r: &mut RefStore, op: &Op) {
+        let (a, b) = match op {
+            Op::Tokens(f, c, t) => {
+                let f0 = *f;
+                (
+                    s.write_tokens(*f, *c, |x| t[(x - f0) as usize]).is_ok(),
+                    r.write_tokens(*f, *c, |x| t[(x - f0) as usize]).is_ok(),
+                )
+            }
+            Op::Run(f, c, run) => {
+                let f0 = *f;
+                (
+                    s.write_run(*f, *c, *run).is_ok(),
+                    r.write_tokens(*f, *c, |x| run.token(x - f0)).is_ok(),
+                )
+            }
+            Op::Anon(f, c) => (
+                s.write_anonymous(*f, *c).is_ok(),
+                r.write_anonymous(*f, *c).is_ok(),
+            ),
+            Op::Bytes(f, b) => (s.write(*f, b).is_ok(), r.write(*f, b).is_ok()),
+            Op::Zero(f, c) => (s.zero(*f, *c).is_ok(), r.zero(*f, *c).is_ok()),
+        };
+        assert_eq!(a, b, "{op:?}: accepted by one store only");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn same_sums_as_the_per_unit_store(
+            data in any::<bool>(),
+            ops in prop::collection::vec(op(), 1..40),
+        ) {
+            let mode = if data { StoreMode::Data } else { StoreMode::Checksums };
+            let mut s = Store::new(mode, SECTORS).unwrap();
+            let mut r = RefStore::new(mode, SECTORS).unwrap();
+            for (i, op) in ops.iter().enumerate() {
+                apply(&mut s, &mut r, op);
+                for x in 0..SECTORS + 2 {
+                    prop_assert_eq!(s.sum(x), r.sum(x), "step {} {:?}: sector {}", i, op, x);
+                }
+                let many = s.sums(0, SECTORS);
+                for x in 0..SECTORS + 2 {
+                    prop_assert_eq!(many.sum(x), r.sum(x), "sums(): sector {}", x);
+                }
+                prop_assert_eq!(s.units_held(), r.units_held());
+                prop_assert_eq!(s.held_units(), r.held_units());
+                for u in 0..SECTORS / 8 {
+                    prop_assert_eq!(s.unit_held(u), r.unit_held(u));
+                }
+                if data {
+                    let (mut x, mut y) = (vec![1u8; 40 * 512], vec![2u8; 40 * 512]);
+                    let at = (i as u64 * 13) % (SECTORS - 40);
+                    s.read(at, &mut x).unwrap();
+                    r.read(at, &mut y).unwrap();
+                    prop_assert!(x == y, "read at {}", at);
+                }
+            }
+            s.clear();
+            prop_assert_eq!(s.memory_bytes(), std::mem::size_of::<Store>() as u64);
+        }
     }
 }

@@ -176,7 +176,8 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
         from ssdlab.fio import verify as fio_verify
 
         fio_verify.check_store_memory(plan.jobs, plan.user_bytes, int(config.describe()["memory_bytes"]),
-                                      _core.store_unit_bytes("checksums"), _core.available_memory())
+                                      _core.store_unit_bytes("checksums"), _core.store_extent_bytes(),
+                                      _core.available_memory())
     sim = Simulator(config, seed)
     if any(jp.workload.get("verify") is not None for jp in plan.jobs):
         sim.enable_store("checksums")  # fio's verify checks what the drive keeps of each sector written

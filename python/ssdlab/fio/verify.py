@@ -309,6 +309,7 @@ def store_units_bound(jobs: List[Any], user_bytes: int) -> Optional[Dict[str, An
     total = 0
     spans = []
     most_share = 0.0
+    per_unit = []  # (units, writes per unit: block sizes' share of a unit, writes with a pattern)
     for p in writers:
         w, v = p.workload, p.workload["verify"]
         offset = int(w.get("offset_bytes", 0))
@@ -320,7 +321,9 @@ def store_units_bound(jobs: List[Any], user_bytes: int) -> Optional[Dict[str, An
         aligned = offset % UNIT == 0 and block % UNIT == 0 and (block + skip) % UNIT == 0
         spread = 1.0 if aligned else (block + UNIT) / block  # a request that straddles units touches one more
         planned = int(v.get("issue_cap_bytes") or span)
-        total += math.ceil(min(planned, span * share) * spread / UNIT)
+        units_w = math.ceil(min(planned, span * share) * spread / UNIT)
+        total += units_w
+        per_unit.append((units_w, UNIT / block, bool(v.get("pattern"))))
         spans.append((offset, offset + span))
         most_share = max(most_share, share * spread)
     union = 0
@@ -333,27 +336,33 @@ def store_units_bound(jobs: List[Any], user_bytes: int) -> Optional[Dict[str, An
             union += b - end
             end = b
     units = min(total, math.ceil(union * most_share / UNIT))
-    return {"units": units, "union_bytes": union, "writers": len(writers), "first": writers[0]}
+    return {"units": units, "union_bytes": union, "writers": len(writers), "first": writers[0],
+            "per_unit": per_unit}
 
 
-def store_peak_bytes(units: int, unit_bytes: int) -> int:
-    """The most memory a checksum store holding `units` units takes on the way there: its hash map
-    keeps one bucket of ``unit_bytes / 2`` per slot (`ssdlab._core.store_unit_bytes` counts two,
-    for a typical load), at most 7/8 of a power of two of them full, and while it grows into the
-    next power of two the old half-size table is still there."""
-    buckets = 1 << max(math.ceil(units * 8 / 7) - 1, 0).bit_length()
-    return buckets * (unit_bytes // 2) * 3 // 2
+def store_peak_bytes(bound: Dict[str, Any], unit_bytes: int, extent_bytes: int) -> int:
+    """The most memory a checksum store holding what `bound` (`store_units_bound`) says takes: a
+    write without a verify pattern is one extent (`ssdlab._core.store_extent_bytes`) whatever its
+    length, so a unit costs an extent over the writes a unit holds (a 16 KiB block: a quarter of
+    one); a write with a pattern lists its sums, a unit costing `ssdlab._core.store_unit_bytes`.
+    The extents' B-tree grows node by node: its peak is its size. At most each writer's units at
+    its cost, and at most the union's units at the dearest writer's cost."""
+    costs = [(units, unit_bytes if listed else extent_bytes * writes)
+             for units, writes, listed in bound["per_unit"]]
+    per_writer = sum(units * cost for units, cost in costs)
+    dearest = max(cost for _, cost in costs)
+    return math.ceil(min(per_writer, bound["units"] * dearest))
 
 
 def check_store_memory(jobs: List[Any], user_bytes: int, table_bytes: int, unit_bytes: int,
-                       available: Optional[int]) -> None:
+                       extent_bytes: int, available: Optional[int]) -> None:
     """Refuses, before anything runs, a job file whose verifying jobs' content store would not fit
     in memory next to the drive's mapping tables (`store_units_bound`, `store_peak_bytes`): the
     run would otherwise stop partway, or be killed, when the store grows past what is left."""
     bound = store_units_bound(jobs, user_bytes)
     if bound is None or available is None:
         return
-    store = store_peak_bytes(bound["units"], unit_bytes)
+    store = store_peak_bytes(bound, unit_bytes, extent_bytes)
     if table_bytes + store <= available / 10 * 9:
         return
     from ssdlab.sizes import format_size
@@ -363,6 +372,6 @@ def check_store_memory(jobs: List[Any], user_bytes: int, table_bytes: int, unit_
     raise SsdlabError(
         f"{p.job.where}: {who} would leave up to {bound['units'] / 1e6:.1f} million 4 KiB units of verify content "
         f"across {format_size(bound['union_bytes'])} of the drive; the content store for them takes up to about "
-        f"{format_size(store)} while its table grows, and the drive's mapping tables {format_size(table_bytes)}: "
+        f"{format_size(store)}, and the drive's mapping tables {format_size(table_bytes)}: "
         f"more than the {format_size(available)} this process can allocate -- simulate a smaller drive "
         f"(--capacity), write less, or run on a machine with more memory")

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use super::control::JobError;
 use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
-use crate::store::{mix64, synthetic_sector, unmix64, Store};
+use crate::store::{mix64, synthetic_sector, unmix64, Run, SectorSums, Store};
 use crate::units::{SimTime, SECTOR_BYTES};
 
 /// fio's verify types (verify.h `enum`), as headers carry them.
@@ -656,8 +656,7 @@ impl VerifyState {
                 Some(p) => (true, (p.key & 0xfff) as u16),
                 None => (false, ordinal & 0xfff),
             };
-            store.write_tokens(sector, sectors, |s| {
-                let rel = s - sector;
+            let token = |rel: u64| {
                 let pos = rel % hdr;
                 if pos == 0 && header {
                     header_token(spec.type_code, hdr, spec.writer, numberio, is_pattern, key)
@@ -666,7 +665,21 @@ impl VerifyState {
                 } else {
                     data_token(spec.writer, pos as u32, numberio, ordinal)
                 }
-            })?;
+            };
+            if pattern.is_none() && hdr <= 1 << 16 {
+                // Random data: one run (a header, then data tokens numbered in the chunk, their
+                // packed values a step of `pos` apart), one extent in the store.
+                let run = Run {
+                    period: hdr,
+                    head: if header { token(0) } else { 0 },
+                    base: unmix64(data_token(spec.writer, 0, numberio, ordinal)),
+                    step: 1 << 34,
+                };
+                debug_assert!((0..sectors).all(|rel| run.token(rel) == token(rel)));
+                store.write_run(sector, sectors, run)?;
+            } else {
+                store.write_tokens(sector, sectors, |s| token(s - sector))?;
+            }
         }
         if self.spec.do_verify {
             self.log(Piece {
@@ -758,7 +771,8 @@ impl VerifyState {
             return false;
         }
         let mut lines = Vec::new();
-        let failed = self.check_block(store, piece, listed, ordinal, &mut lines);
+        let sums = store.sums(piece.sector, piece.sectors);
+        let failed = self.check_block(&sums, piece, listed, ordinal, &mut lines);
         if !lines.is_empty() {
             self.report.messages.extend(lines);
         }
@@ -785,7 +799,7 @@ impl VerifyState {
 
     fn check_block(
         &self,
-        store: &Store,
+        store: &SectorSums<'_>,
         piece: Piece,
         listed: bool,
         ordinal: u16,
@@ -939,7 +953,7 @@ impl VerifyState {
     /// The data sectors of the chunk at `s0` are those of the write that wrote its header.
     fn data_consistent(
         &self,
-        store: &Store,
+        store: &SectorSums<'_>,
         s0: u64,
         hdr: u64,
         pattern: bool,
@@ -985,7 +999,7 @@ impl VerifyState {
     #[allow(clippy::unused_self)] // a method of the check, beside its siblings
     fn area_sums(
         &self,
-        store: &Store,
+        store: &SectorSums<'_>,
         s0: u64,
         hdr: u64,
         expect: impl Fn(u64) -> Option<u64>,
@@ -1014,7 +1028,7 @@ impl VerifyState {
     #[allow(clippy::unused_self)] // a method of the check, beside its siblings
     fn pattern_mismatch(
         &self,
-        store: &Store,
+        store: &SectorSums<'_>,
         s0: u64,
         hdr: u64,
         base: u64,
