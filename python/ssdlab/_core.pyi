@@ -15,6 +15,7 @@ __all__ = [
     "limits",
     "available_memory",
     "store_unit_bytes",
+    "spare",
     "store_extent_bytes",
     "preset_names",
     "preset",

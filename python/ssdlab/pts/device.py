@@ -92,6 +92,10 @@ class DeviceConfig:
         return {"user_capacity_bytes": self.user_bytes, "physical_capacity_bytes": self.user_bytes, "op": None,
                 "dies": 1, "blocks_per_die": max(self.user_bytes // 4096, 1), "units_per_block": 1}
 
+    def spare(self, seed: Optional[int] = None) -> Dict[str, Any]:
+        """A device's spare area is its own: unknown here, as its op."""
+        return {"op": None, "effective_spare_factor": None}
+
 
 @dataclass
 class _Target:
