@@ -28,7 +28,7 @@ from ssdlab.scenarios.wa import COLUMNS as WA_COLUMNS, FILES as WA_FILES, WorstC
 
 GIB = 2**30
 COMMON = ["scenario", "label", "drive", "device", "seed", "ssdlab_version", "wall_seconds",
-          "user_capacity_bytes", "op", "gc_mode", "gc_policy"]
+          "user_capacity_bytes", "op", "effective_spare_factor", "gc_mode", "gc_policy"]
 PASS_PARAMS = ["compressibility", "block_bytes", "queue_depth", "sample_pct"]
 HDTACH_KEYS = [*COMMON, "torture_minutes", *PASS_PARAMS, "passes"]
 TORTURE_KEYS = [*COMMON, "torture_minutes", "idle_minutes", "pass_after_torture", "then", "trim", *PASS_PARAMS,

@@ -101,9 +101,15 @@ def histogram_figure(table: pd.DataFrame, names: Sequence[str], *, title: str, s
         counts, _ = np.histogram(mids, bins=edges, weights=rows["count"])
         ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color="#93c5fd", edgecolor="#2563eb",
                linewidth=0.5, label="responses per bin")
+        if not len(rows):
+            ax.set_xlim(1.0, 1e5)
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_ylim(0.8, max(float(counts.max()) if len(counts) else 1.0, 1.0) * 3)
+        if len(counts) and float(counts.max()) > 0:
+            ax.set_yscale("log")
+            ax.set_ylim(0.8, float(counts.max()) * 3)
+        else:  # a device run: fio gives no histogram of its own here
+            ax.text(0.5, 0.5, "no response-time histogram recorded", transform=ax.transAxes, ha="center",
+                    va="center", color="#6b7280")
         ax.yaxis.set_major_formatter(FuncFormatter(thousands))
         ax.set_ylabel("responses")
         ax.grid(True, which="major", color="#e5e7eb", linewidth=0.8)
@@ -144,6 +150,10 @@ def confidence_figure(table: pd.DataFrame, names: Sequence[str], *, title: str, 
         ax.step(rows["high_us"], slower, where="post", color=COLOURS[i % len(COLOURS)], linewidth=1.3, label=name,
                 linestyle=("-", "--", ":")[(i // len(COLOURS)) % 3])
     ax.axhline(1e-5, color="#6b7280", linestyle="--", linewidth=1.0, label="99.999 % (5 9s)")
+    if not len(table):  # a device run: no histogram recorded
+        ax.set_xlim(1.0, 1e5)
+        ax.text(0.5, 0.5, "no response-time histogram recorded", transform=ax.transAxes, ha="center",
+                va="center", color="#6b7280")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(floor * 0.8, 1.2)
