@@ -290,6 +290,8 @@ def _file_drive(img: Path, tmp_path: Path) -> ptsdev.DeviceDrive:
     (["pts", "iops", "--capacity", "512KiB"], "holds no 1 MiB request"),
     (["pts", "xsr", "--capacity", "512KiB"], "holds no 1 MiB request"),
     (["pts", "latency", "--drive", "mlc-256"], "--drive applies to simulated drives only"),
+    (["pts", "latency", "--capacity", "64MiB", "--round-s", "0.2", "--write-cache", "on"],
+     "--write-cache applies to simulated drives only"),
 ])
 def test_bad_device_runs_are_one_line_errors_leaving_nothing(tmp_path: Path, args: List[str], needle: str) -> None:
     r = run(args + ["--device", str(tmp_path / "new.img"), "--out", str(tmp_path / "out")], tmp_path)
