@@ -24,12 +24,21 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["FILES", "DemandResult", "print_result", "run"]
+__all__ = ["FILES", "OPTIONS", "DemandResult", "print_result", "run"]
 
 FILES = ("rounds.csv", "histograms.csv", "summary.json", "convergence.png", "window_iops_t32q32.png",
          "demand_variation.png", "demand_intensity.png", "histograms.png", "confidence.png")
 ALIGN = 1024 * 1024
 """The active range is whole MiB (the largest request of any PTS test)."""
+
+# The options CBW and DIRTH share: they differ only in their stimulus.
+OPTIONS = (
+    pto.variant("PTS variant: client (PTS-C: 75 % active range, write cache on) or enterprise (PTS-E: 100 %, "
+                "write cache off)."),
+    pto.rounds_max("Rounds of the 49-point sweep after which the test stops when not steady (PTS: 25)."),
+    pto.round_s("Seconds of each (TC, QD) point of a round (PTS: 60)."),
+    pto.write_cache(),
+)
 
 
 def run(name: str, stimulus: sweep.Stimulus, what: str, config: procedures.Config, *, variant: str, rounds_max: int,

@@ -33,13 +33,7 @@ STIMULUS = sweep.Stimulus(READ_PCT, 512, BLOCK_SIZES, ZONES)
 FILES = demand.FILES
 SIM_NO_REPORT = pto.SIM_NO_REPORT
 
-OPTIONS = (
-    pto.variant("PTS variant: client (PTS-C: 75 % active range, write cache on) or enterprise (PTS-E: 100 %, "
-                "write cache off)."),
-    pto.rounds_max("Rounds of the 49-point sweep after which the test stops when not steady (PTS: 25)."),
-    pto.round_s("Seconds of each (TC, QD) point of a round (PTS: 60)."),
-    pto.write_cache(),
-)
+OPTIONS = demand.OPTIONS
 
 
 def pts_cbw(
