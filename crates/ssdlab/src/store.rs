@@ -526,6 +526,12 @@ impl Store {
         if run.has_zero(count) {
             return self.write_tokens(first, count, |s| run.token(s - first));
         }
+        self.put(first, count, Content::Run { origin: first, run })
+    }
+
+    /// Puts `content` over `first..first + count` as one extent (after the range check and the
+    /// memory budget's), replacing whatever was there.
+    fn put(&mut self, first: u64, count: u64, content: Content) -> Result<()> {
         self.check(first, count)?;
         if count == 0 {
             return Ok(());
@@ -536,7 +542,7 @@ impl Store {
             first,
             Extent {
                 len: count,
-                content: Content::Run { origin: first, run },
+                content,
             },
         );
         Ok(())
@@ -634,21 +640,7 @@ impl Store {
     /// `first..first + count`: a request that carries no content of its own. One extent.
     pub fn write_anonymous(&mut self, first: u64, count: u64) -> Result<()> {
         self.anonymous += 1;
-        let seq = self.anonymous;
-        self.check(first, count)?;
-        if count == 0 {
-            return Ok(());
-        }
-        self.room(first, first + count, 1, 0)?;
-        self.cut(first, first + count);
-        self.insert(
-            first,
-            Extent {
-                len: count,
-                content: Content::Anon(seq),
-            },
-        );
-        Ok(())
+        self.put(first, count, Content::Anon(self.anonymous))
     }
 }
 
