@@ -198,7 +198,9 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
                 clone = job_plan(j, user_bytes, groupid, [], clone=c)
                 clone.group_reporting = first.group_reporting
             else:
-                clone = copy.deepcopy(first)
+                # the job's definition (and through it the whole parsed file) is read-only and
+                # shared: copying it per clone made a file of many numjobs jobs quadratic
+                clone = copy.deepcopy(first, {id(first.job): first.job, id(first.work_option): first.work_option})
             clone.clone = c
             if clone.workload.get("seed") is not None:
                 clone.workload["seed"] = (clone.workload["seed"] + c) % 2**64
