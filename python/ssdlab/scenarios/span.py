@@ -267,7 +267,7 @@ class SpanResult(TableResult):
         s = self.summary
         hmb = "" if s.get("hmb_mib") is None else f", HMB {s['hmb_mib']} MiB" if s["hmb_mib"] else ", HMB off"
         how = (f"filled, then 4 KiB random reads{' and writes' if s['writes'] else ''} at QD32 and QD1 over spans "
-               f"from {format_size(s['spans'][0])}, {s['warmup']:g} s warm-up + {s['seconds']:g} s per point{hmb}")
+               f"from {s['spans'][0] / 1e9:.3g} GB, {s['warmup']:g} s warm-up + {s['seconds']:g} s per point{hmb}")
         return subtitle(s, how)
 
     def charts(self) -> Dict[str, Figure]:
@@ -282,34 +282,49 @@ STYLE = {("read", 1): ("#2563eb", "-"), ("read", 32): ("#2563eb", "--"),
 
 
 def figure(curve: pd.DataFrame, *, coverage: Optional[Dict[str, int]], title: str, subtitle: str) -> Figure:
-    """IOPS against the test span (log-x, GB; IOPS from 0), one line per direction and queue depth, with the
-    mapping cache's coverage (SRAM, SRAM + HMB) as dotted verticals."""
+    """Two panels, reads and writes: IOPS against the test span (log-x, GB; IOPS from 0), one line
+    per queue depth, with the mapping cache's coverage (SRAM, SRAM + HMB) as dotted verticals."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 
-    from ssdlab.plots import new_figure
+    from ssdlab.plots import DPI, FIGSIZE
 
-    fig, ax = new_figure(title, subtitle)
-    for (rw, qd), (colour, dash) in STYLE.items():
-        rows = curve[(curve["rw"] == rw) & (curve["qd"] == qd)].sort_values("span_bytes")
-        if rows.empty:
-            continue
-        ax.plot(rows["span_bytes"] / 1e9, rows["iops"], color=colour, linestyle=dash, marker="o", markersize=4,
-                linewidth=1.4, label=f"{rw} QD{qd}")
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
-    ax.set_ylim(0, float(curve["iops"].max()) * 1.12 if len(curve) else 1.0)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
-    if coverage:
-        for key, text in (("sram", "SRAM covers"), ("total", "SRAM + HMB cover")):
-            if key == "total" and coverage["total"] == coverage["sram"]:
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.suptitle(title, fontsize=13, fontweight="bold")
+    fig.supxlabel(subtitle, fontsize=8, color="#555555")
+    directions = [rw for rw in ("read", "write") if (curve["rw"] == rw).any()] or ["read"]
+    axes = fig.subplots(1, len(directions), squeeze=False)[0]
+    for ax, rw in zip(axes, directions):
+        rows_rw = curve[curve["rw"] == rw]
+        for qd, dash in ((1, "-"), (32, "--")):
+            rows = rows_rw[rows_rw["qd"] == qd].sort_values("span_bytes")
+            if rows.empty:
                 continue
-            x = coverage[key] / 1e9
-            ax.axvline(x, color="#777777", linestyle=":", linewidth=1.1)
-            ax.annotate(f"{text} {format_size(coverage[key])}", (x, 0), xytext=(4, 6), textcoords="offset points",
-                        fontsize=8, color="#555555", rotation=90, va="bottom")
-    ax.set_xlabel("Test span (GB, log scale)")
-    ax.set_ylabel("IOPS (4 KiB)")
-    ax.legend(loc="best", fontsize=9, framealpha=0.9)
+            colour = STYLE[(rw, qd)][0]
+            ax.plot(rows["span_bytes"] / 1e9, rows["iops"], color=colour, linestyle=dash, marker="o", markersize=4,
+                    linewidth=1.4, label=f"QD{qd}")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.set_ylim(0, float(rows_rw["iops"].max()) * 1.15 if len(rows_rw) else 1.0)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:,.0f}"))
+        ax.grid(True, which="major", color="#d0d0d0", linewidth=0.8)
+        ax.set_axisbelow(True)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        if coverage:
+            for key, text in (("sram", "SRAM maps"), ("total", "SRAM + HMB map")):
+                if key == "total" and coverage["total"] == coverage["sram"]:
+                    continue
+                x = coverage[key] / 1e9
+                ax.axvline(x, color="#777777", linestyle=":", linewidth=1.1)
+                ax.annotate(f"{text} {format_size(coverage[key])}", (x, 0), xytext=(4, 6),
+                            textcoords="offset points", fontsize=8, color="#555555", rotation=90, va="bottom")
+        ax.set_title(f"Random 4 KiB {rw}s", fontsize=10)
+        ax.set_xlabel("Test span (GB, log scale)")
+        ax.set_ylabel("IOPS")
+        ax.legend(loc="upper right", fontsize=9, framealpha=0.9)
     return fig
 
 
