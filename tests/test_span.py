@@ -100,3 +100,14 @@ def test_the_command_writes_its_files_and_refuses_hmb_on_a_dram_drive(tmp_path: 
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("ssdlab: error: ") and "DRAM-less" in err and err.count("\n") == 1
     assert not bad.exists()
+
+
+def test_a_sweep_varies_the_hmb(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('scenario = "span"\n[base]\ndrive = "dramless-hmb"\ncapacity = "4GiB"\nmin_span = "512MiB"\n'
+                    'seconds = 0.3\nwarmup = 0.2\nwrites = false\n[grid]\nhmb_mb = [0, 2]\n')
+    result = ssdlab.sweep(spec, tmp_path / "out", workers=1, progress=False)
+    table = result.table.sort_values("hmb_mb")
+    assert table["error"].isna().all()
+    # HMB off: fast to the SRAM's 1 GiB; 2 MiB of HMB maps 2 GiB more (the last doubling: 2 GiB).
+    assert table["knee_span_bytes"].tolist() == [GIB, 2 * GIB]
