@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 import ssdlab
 from ssdlab import _core
+from ssdlab.errors import SsdlabError
 from ssdlab.config import (
     GC_MODES,
     GC_POLICIES,
@@ -45,7 +46,10 @@ def test_top_level_keys_match_rust_exactly() -> None:
 def test_section_keys_and_defaults_match_rust_exactly(section: str) -> None:
     model = SECTIONS[section]
     rust = RUST_DEFAULTS[section]
-    assert set(model.model_fields) == set(rust), "a Rust field has no Python mirror (or the reverse)"
+    # Left out of both sides' JSON while absent, so a drive with DRAM serialises as before it existed.
+    omitted = {"ftl": {"map_cache"}}.get(section, set())
+    assert set(model.model_fields) - omitted == set(rust), "a Rust field has no Python mirror (or the reverse)"
+    assert all(model.model_fields[k].default is None for k in omitted)
     python = model()
 
     def plain(v: Any) -> Any:
@@ -267,3 +271,19 @@ def test_adjusted_applies_policy_then_op_then_capacity() -> None:
     assert cfg.ftl.op == pytest.approx(0.28, abs=0.01)
     assert cfg == base.with_gc_policy("fifo").with_op(0.28).with_user_capacity("16GB")
     assert base.adjusted() == base
+
+
+def test_the_map_cache_mirror_round_trips_through_the_core_and_is_absent_when_off() -> None:
+    from ssdlab import load_preset
+
+    hmb = load_preset("dramless-hmb")
+    assert hmb.ftl.map_cache is not None
+    assert hmb.ftl.map_cache.model_dump() == {"sram_kib": 1024, "hmb_mib": 48, "hmb_latency_us": 1.0}
+    assert DriveConfig.from_dict(hmb.to_dict()) == hmb
+    assert "map_cache" not in load_preset("mlc-256").to_dict()["ftl"]
+    assert "map_cache" not in json.loads(load_preset("mlc-256").to_json())["ftl"]
+    data = hmb.to_dict()
+    data["ftl"]["map_cache"]["sram_kib"] = 4  # less than one 16 KiB translation page
+    with pytest.raises(SsdlabError, match="sram_kib") as err:
+        DriveConfig.from_dict(data)
+    _assert_one_line(err.value)

@@ -236,6 +236,17 @@ class _Runner:
                 bars.close()
         return self._keep(name, r)
 
+    def span(self, name: str, preset: str, capacity: int, **options: Any) -> Any:
+        """`ssdlab span` (reads only) on the preset at `capacity`: the knee lies where the mapping
+        cache's coverage ends, which does not scale with the drive, so these run at a fixed size."""
+        if name in self.runs:
+            return self.runs[name]
+        from ssdlab.scenarios.span import span_test
+
+        self._progress(f"{preset}: span reads at {capacity / 1e9:g} GB", None)
+        cfg = load_preset(preset).with_user_capacity(capacity)
+        return self._keep(name, span_test(cfg, writes=False, seed=self.seed, **options))
+
     def torture(self, name: str, preset: str, minutes: float, *, pass_after: bool, idle: float,
                 then: Sequence[str] = (), trim: bool = False) -> HdtachResult:
         t = self.minutes(minutes)
@@ -388,6 +399,7 @@ def _checks(r: _Runner) -> List[Check]:
         wa < 1 and est is not None and est >= 0.9)
 
     _today_checks(r, add)
+    _dramless_checks(r, add)
     return checks
 
 
@@ -463,6 +475,33 @@ def _today_checks(r: _Runner, add: Callable[[str, str, str, str, str, bool], Non
     add("tlc-enterprise", "the same drive at 14.5 % OP", "up to 130K IOPS (D7-P5500 1.92 TB, Intel)",
         "110–150K IOPS (± 15 %: Intel's figures are \"up to\" ratings)", f"{mean55:,.0f} IOPS",
         110_500 <= mean55 <= 149_500)
+
+
+def _dramless_checks(r: _Runner, add: Callable[[str, str, str, str, str, bool], None]) -> None:
+    """The DRAM-less presets against reviewers' span figures (docs/calibration.md, "DRAM-less
+    drives"): random reads over doubling spans from 1 GB, at a fixed 128 GB (the HMB's knee) or
+    8 GB (the SRAM's), whatever the scorecard's capacity."""
+    h = r.span("dramless-hmb-span", "dramless-hmb", 128_000_000_000)
+    first = h.summary["read_qd1_iops_first"]
+    add("dramless-hmb", "QD1 4 KiB random reads within the cache", "17,000 IOPS (Samsung 980 1 TB spec, guru3d)",
+        "15,300–18,700 IOPS (± 10 %)", f"{first:,.0f} IOPS over 1 GB", 15_300 <= first <= 18_700)
+    knee = h.summary["knee_span_bytes"] or 0
+    add("dramless-hmb", "reads stay fast with the 64 MB HMB up to",
+        "~48 GB (Kioxia BG4 with 64 MB of HMB; below 32 GB with 61 MB: ascii.jp TxBENCH)",
+        "the last doubling span within 48 GB: 32 GB", f"{knee / 1e9:.3g} GB", round(knee / 1e9) == 32)
+    last = h.summary["read_qd1_iops_last"]
+    add("dramless-hmb", "reads beyond the HMB's coverage slow down",
+        "fall to the HMB-off speed beyond the cached area (ascii.jp)", "QD1 over 128 GB ≤ 80 % of over 1 GB",
+        f"{100 * last / first:.0f} %", last <= 0.8 * first)
+    off = r.span("dramless-hmb-span-hmb-off", "dramless-hmb", 8_000_000_000, hmb_mb=0)
+    knee_off = off.summary["knee_span_bytes"] or 0
+    add("dramless-hmb", "with HMB off reads stay fast up to", "~1 GB, slower from 2 GB (BG4, HMB off: ascii.jp)",
+        "1 GB (spans round down to 4 KiB)", f"{knee_off / 1e9:.3g} GB", round(knee_off / 1e9) == 1)
+    sata = r.span("dramless-sata-span", "dramless-sata", 8_000_000_000)
+    knee_sata = sata.summary["knee_span_bytes"] or 0
+    add("dramless-sata", "reads stay fast (SRAM only) up to",
+        "~1 GB for a DRAM-less controller's SRAM (BG4 with HMB off: ascii.jp); BX500 span figures not found",
+        "1 GB (spans round down to 4 KiB)", f"{knee_sata / 1e9:.3g} GB", round(knee_sata / 1e9) == 1)
 
 
 def scorecard(capacity: Union[int, str, None] = None, *, seed: int = 1, out_dir: Union[str, Path, None] = None,

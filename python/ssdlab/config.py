@@ -17,7 +17,16 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Dict, List, Literal, Mapping, Optional, Union, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from ssdlab import _core
 from ssdlab.limits import MAX_SCHEDULED_SECONDS
@@ -265,6 +274,19 @@ class SlcCache(_Model):
     )
 
 
+class MapCache(_Model):
+    """The mapping cache of a DRAM-less drive (DFTL-style): whole translation pages of the L2P
+    table (one flash page each, page_bytes / 4 entries) cached in controller SRAM and an optional
+    Host Memory Buffer; a miss reads the page from NAND, a dirty page evicted is programmed back.
+    (The core requires `sram_kib`; `hmb_mib` defaults to 0, `hmb_latency_us` to 1.0.)"""
+
+    sram_kib: U32 = Field(description="Controller SRAM for the mapping cache, KiB (1024 KiB maps 1 GiB).")
+    hmb_mib: U32 = Field(default=0, description="Host Memory Buffer for mapping, MiB; 0: none (SATA, or HMB off).")
+    hmb_latency_us: float = Field(
+        default=1.0, description="Extra time of a lookup served from the HMB (a PCIe round trip), microseconds."
+    )
+
+
 class FtlConfig(_Model):
     """Flash translation layer settings."""
 
@@ -300,6 +322,18 @@ class FtlConfig(_Model):
     slc_cache: Optional[SlcCache] = _field(
         "ftl", "slc_cache", "SLC write cache; None: every host write goes to native blocks."
     )
+    map_cache: Optional[MapCache] = Field(
+        default=None,
+        description="Mapping cache of a DRAM-less drive (SRAM + HMB); None: the whole table is in DRAM.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_map_cache(self, handler: SerializerFunctionWrapHandler) -> Dict[str, Any]:
+        # A drive with DRAM serialises as it did before the mapping cache existed (as the core does).
+        data: Dict[str, Any] = handler(self)
+        if data.get("map_cache", 0) is None:
+            del data["map_cache"]
+        return data
 
 
 class DriveConfig(_Model):

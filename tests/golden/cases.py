@@ -74,6 +74,8 @@ CASES: List[Tuple[str, List[str], Dict[str, str]]] = [
                         "--idle-minutes", "1"], {}),
     ("saturation-qlc-prefill", ["saturation", "--drive", "qlc-hybrid-cache", "--capacity", "8GiB", "-q",
                                 "--prefill-pct", "50"], {}),
+    ("span-dramless-hmb", ["span", "--drive", "dramless-hmb", "--capacity", "4GiB", "-q", "--hmb-mb", "1",
+                           "--min-span", "512MiB", "--seconds", "0.3", "--warmup", "0.2"], {}),
     ("replay-msr", ["replay", "trace.csv", *SMALL], {"trace.csv": "\n".join(MSR_LINES) + "\n"}),
     ("fio-json", ["fio", "job.fio", *SMALL, "--output-format", "json", "--output", "fio-output.json"],
      {"job.fio": FIO_JOB}),

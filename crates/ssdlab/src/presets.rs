@@ -41,6 +41,14 @@ const PRESETS: &[(&str, &str)] = &[
         "tlc-enterprise",
         include_str!("../../../configs/drives/tlc-enterprise.toml"),
     ),
+    (
+        "dramless-hmb",
+        include_str!("../../../configs/drives/dramless-hmb.toml"),
+    ),
+    (
+        "dramless-sata",
+        include_str!("../../../configs/drives/dramless-sata.toml"),
+    ),
 ];
 
 /// The default preset.

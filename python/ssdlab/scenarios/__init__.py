@@ -28,6 +28,7 @@ MODULES = (
     "ssdlab.scenarios.used_vs_new",
     "ssdlab.scenarios.wa",
     "ssdlab.scenarios.saturation",
+    "ssdlab.scenarios.span",
     "ssdlab.scenarios.precondition",
     "ssdlab.scenarios.pts_iops",
     "ssdlab.scenarios.pts_wsat",

@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::SlcCache;
+use super::{MapCache, SlcCache};
 use crate::error::{Error, Result};
 
 /// Flash translation layer settings.
@@ -50,6 +50,11 @@ pub struct FtlConfig {
     /// SLC write cache (host writes go to blocks programmed in pSLC mode first, and are folded
     /// into native blocks later); absent: every host write goes to native blocks.
     pub slc_cache: Option<SlcCache>,
+    /// Mapping cache of a DRAM-less drive (part of the L2P table in SRAM and HMB, the rest read
+    /// from translation pages on NAND); absent: the whole table is in DRAM. Left out of the
+    /// serialised config when absent, so the configs of drives with DRAM read as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache: Option<MapCache>,
 }
 
 impl FtlConfig {

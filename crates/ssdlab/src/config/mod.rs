@@ -5,6 +5,7 @@
 //! - `geometry`: the hardware (NAND geometry, cell type, timing and its spread, host link);
 //! - `ftl`: the flash translation layer and garbage-collection knobs;
 //! - `cache`: the SLC write cache;
+//! - `map_cache`: the mapping cache of a DRAM-less drive (SRAM and Host Memory Buffer);
 //! - `validate`: `validate()`, which turns a config into a checked
 //!   [`Layout`](crate::nand::Layout) or says what is wrong and how to mend it;
 //! - `capacity`: `with_user_capacity()`, the same drive design at another user capacity.
@@ -16,6 +17,7 @@ mod cache;
 mod capacity;
 mod ftl;
 mod geometry;
+mod map_cache;
 mod validate;
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,7 @@ pub use cache::SlcCache;
 pub use capacity::{MIN_BLOCKS_PER_PLANE, MIN_PAGES_PER_BLOCK, SMALL_DRIVE_PAGES_PER_BLOCK};
 pub use ftl::{FtlConfig, GcMode, GcPolicy, IdleGc, Striping};
 pub use geometry::{CellType, Geometry, HostInterface, Spread, Timing};
+pub use map_cache::MapCache;
 
 /// A complete, serialisable description of a simulated drive.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -135,6 +138,7 @@ impl Default for FtlConfig {
             idle_gc: None,
             compression: false,
             slc_cache: None,
+            map_cache: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Validation: `DriveConfig::validate()` checks every knob, alone and against the rest of the
 //! drive, and derives the checked [`Layout`], or says what is wrong and how to mend it.
 
-use super::{DriveConfig, GcMode, Geometry, SlcCache};
+use super::{DriveConfig, GcMode, Geometry, MapCache, SlcCache};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::nand::Layout;
@@ -161,6 +161,31 @@ fn validate_slc_cache(cfg: &DriveConfig, c: &SlcCache) -> Result<()> {
     Ok(())
 }
 
+/// The mapping cache's settings against the drive they belong to.
+fn validate_map_cache(cfg: &DriveConfig, c: &MapCache) -> Result<()> {
+    let page_kib = cfg.geometry.page_bytes / 1024;
+    if c.sram_kib < page_kib || c.sram_kib > 1 << 20 {
+        return Err(Error::Config(format!(
+            "ftl.map_cache.sram_kib must hold at least one translation page (geometry.page_bytes: {page_kib} KiB) \
+             and at most 1048576 KiB (1 GiB), got {}",
+            c.sram_kib
+        )));
+    }
+    if c.hmb_mib > 4096 {
+        return Err(Error::Config(format!(
+            "ftl.map_cache.hmb_mib must be within 0..4096 (MiB of host memory; 0: no HMB), got {}",
+            c.hmb_mib
+        )));
+    }
+    if !(c.hmb_latency_us.is_finite() && (0.0..=1000.0).contains(&c.hmb_latency_us)) {
+        return Err(Error::Config(format!(
+            "ftl.map_cache.hmb_latency_us must be within 0..1000 (µs per lookup served from host memory), got {}",
+            readable(c.hmb_latency_us)
+        )));
+    }
+    Ok(())
+}
+
 impl DriveConfig {
     /// Checks every knob and derives the drive's layout.
     pub fn validate(&self) -> Result<Layout> {
@@ -301,6 +326,9 @@ impl DriveConfig {
         }
         if let Some(cache) = &f.slc_cache {
             validate_slc_cache(self, cache)?;
+        }
+        if let Some(cache) = &f.map_cache {
+            validate_map_cache(self, cache)?;
         }
         let layout = Layout::new(self)?;
         let min_buffer = 2 * layout.units_per_program as u64 * UNIT_BYTES / 1024;

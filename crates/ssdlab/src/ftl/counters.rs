@@ -34,6 +34,20 @@ pub struct Counters {
     /// native blocks (part of `gc_write_units`).
     pub slc_write_units: u64,
     pub slc_folded_units: u64,
+    /// Mapping cache (DRAM-less drives only; left out of the JSON while 0): translation pages
+    /// read from NAND on a miss or for a batch update, translation pages programmed (their units
+    /// are part of `nand_write_units`), and lookups served from the Host Memory Buffer.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_page_reads: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_page_writes: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_hmb_hits: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// What the per-interval series reads after every request: the host units and bytes written so
@@ -71,6 +85,9 @@ impl Counters {
             free_block_samples_sum: self.free_block_samples_sum - earlier.free_block_samples_sum,
             slc_write_units: self.slc_write_units - earlier.slc_write_units,
             slc_folded_units: self.slc_folded_units - earlier.slc_folded_units,
+            map_page_reads: self.map_page_reads - earlier.map_page_reads,
+            map_page_writes: self.map_page_writes - earlier.map_page_writes,
+            map_hmb_hits: self.map_hmb_hits - earlier.map_hmb_hits,
         }
     }
 

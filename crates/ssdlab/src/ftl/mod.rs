@@ -17,6 +17,7 @@ mod counters;
 mod die_shares;
 mod gc;
 mod idle;
+mod map_cache;
 mod mapping;
 mod slc_cache;
 mod worklog;
@@ -161,6 +162,11 @@ pub struct Ftl {
     slc: Option<Box<slc_cache::SlcCache>>,
     /// Per die: the slots its open host block holds (a pSLC block holds fewer).
     host_cap: Vec<u32>,
+    /// The mapping cache of a DRAM-less drive (`map_cache.rs`); `None`: the whole L2P table is
+    /// in DRAM and a lookup costs nothing.
+    mcache: Option<Box<map_cache::MapCache>>,
+    /// Scratch for a batch of translation-page updates.
+    mc_batch: Vec<(u32, bool)>,
 }
 
 /// Each die's high watermark: the configured one, one block lower or higher at random (from
@@ -280,6 +286,17 @@ impl Ftl {
                 .as_ref()
                 .map(|c| Box::new(slc_cache::SlcCache::new(cfg, c, &layout))),
             host_cap: vec![block_slots; dies],
+            mcache: cfg.ftl.map_cache.as_ref().map(|c| {
+                Box::new(map_cache::MapCache::new(
+                    c,
+                    layout.user_units,
+                    cfg.geometry.page_bytes,
+                    layout.dies,
+                    cfg.geometry.pages_per_block,
+                    layout.units_per_block,
+                ))
+            }),
+            mc_batch: Vec::new(),
             layout,
         };
         ftl.times
@@ -400,6 +417,9 @@ impl Ftl {
     /// from `now`; returns when the last die is done.
     pub fn secure_erase(&mut self, now: SimTime) -> SimTime {
         self.map.clear();
+        if let Some(mc) = self.mcache.as_deref_mut() {
+            mc.clear();
+        }
         if let Some(a) = &mut self.audit {
             a.reset();
         }
@@ -472,6 +492,11 @@ impl Ftl {
         now: SimTime,
         compressibility: f64,
     ) -> Result<Option<HostProgram>> {
+        if self.mcache.is_some() {
+            // The write's entry changes: its translation page is looked up (a miss reads it on
+            // its die) and made dirty; the write is acknowledged from the buffer without waiting.
+            self.map_lookup(lpn, now, true);
+        }
         let slots = self.slots_for(compressibility);
         let die = match self.host_die {
             Some(d) => d,
@@ -568,6 +593,11 @@ impl Ftl {
             "host_write_run: {n} units for a page with room for {room}"
         );
         let die = self.host_die.expect("an open host page");
+        if self.mcache.is_some() {
+            for i in 0..n {
+                self.map_lookup(lpn + i as Lpn, now, true);
+            }
+        }
         let d = die as usize;
         let mut f = self.frontiers[Stream::Host as usize][d];
         let first = f.block * self.entries_per_block + f.next;
@@ -687,6 +717,9 @@ impl Ftl {
             }
             Some(prev) => {
                 self.map.relocate(lpn, prev, ppa);
+                if self.mcache.is_some() {
+                    self.map_update(lpn, now);
+                }
                 let b = self.block_of(prev);
                 self.blocks.valid[b as usize] -= slots;
                 let from = self.layout.die_of_block(b);
@@ -810,6 +843,11 @@ impl Ftl {
     #[inline]
     pub fn host_read(&mut self, lpn: Lpn, now: SimTime) -> Result<SimTime> {
         self.counters.host_read_units += 1;
+        let now = if self.mcache.is_some() {
+            self.map_lookup(lpn, now, false)
+        } else {
+            now
+        };
         let ppa = self.map.lookup(lpn);
         if ppa == UNMAPPED {
             return Ok(now);
@@ -843,12 +881,114 @@ impl Ftl {
     #[inline]
     pub fn trim(&mut self, lpn: Lpn) {
         self.counters.trim_units += 1;
+        if let Some(mc) = self.mcache.as_deref_mut() {
+            // Batched with GC's updates; the batch is paid at the next lookup or relocation.
+            let t = mc.page_of(u64::from(lpn));
+            mc.update(t);
+        }
         let old = self.map.unmap(lpn);
         if old != UNMAPPED {
             let (size, b) = (self.slot_size(old), self.block_of(old));
             self.blocks.valid[b as usize] -= size;
             self.die_data.sub(self.layout.die_of_block(b) as usize, 1);
         }
+    }
+
+    /// The mapping cache's lookup of `lpn`'s entry at `now` (a DRAM-less drive; `write`: the
+    /// entry is about to change). Returns when the entry is known: at once from SRAM, after a
+    /// link round trip from the HMB, after a translation-page read on a miss. A dirty page the
+    /// lookup evicts is programmed back, and a due batch of updates is paid, from `now` on their
+    /// dies.
+    #[cold]
+    #[inline(never)]
+    fn map_lookup(&mut self, lpn: Lpn, now: SimTime, write: bool) -> SimTime {
+        let mc = self.mcache.as_deref_mut().expect("a mapping cache");
+        let t = mc.page_of(u64::from(lpn));
+        let r = mc.lookup(t, write);
+        let (due, hmb_ns) = (mc.due(), mc.hmb_ns);
+        let mut ready = now;
+        if r.hmb {
+            self.counters.map_hmb_hits += 1;
+            ready = now + SimTime(hmb_ns);
+        }
+        if r.read {
+            ready = self.map_read(t, now);
+        }
+        if let Some(w) = r.write_back {
+            self.map_program(w, now);
+        }
+        if due {
+            self.map_batch(now);
+        }
+        ready
+    }
+
+    /// A GC relocation changed `lpn`'s entry (no lookup needed: GC knows both addresses).
+    #[cold]
+    #[inline(never)]
+    fn map_update(&mut self, lpn: Lpn, now: SimTime) {
+        let mc = self.mcache.as_deref_mut().expect("a mapping cache");
+        let t = mc.page_of(u64::from(lpn));
+        if mc.update(t) {
+            self.map_batch(now);
+        }
+    }
+
+    /// Pays a batch of updates to uncached translation pages: each read (if it has a NAND copy)
+    /// and programmed once.
+    fn map_batch(&mut self, now: SimTime) {
+        let mut batch = std::mem::take(&mut self.mc_batch);
+        self.mcache
+            .as_deref_mut()
+            .expect("a mapping cache")
+            .take_batch(&mut batch);
+        for &(t, on_nand) in &batch {
+            let ready = if on_nand { self.map_read(t, now) } else { now };
+            self.map_program(t, ready);
+        }
+        self.mc_batch = batch;
+    }
+
+    /// Reads translation page `t` on its die from `now`; returns when its entry is in the
+    /// controller (one 4 KiB unit crosses the channel).
+    fn map_read(&mut self, t: u32, now: SimTime) -> SimTime {
+        let die = self.mcache.as_deref().expect("a mapping cache").die_of(t);
+        self.counters.map_page_reads += 1;
+        let t_read = self.times.read(die, t);
+        self.timelines
+            .read(die, now, t_read, self.layout.t_xfer_unit)
+    }
+
+    /// Programs translation page `t` (one flash page) on its die from `now`; it counts in the
+    /// NAND writes. Every `pages_per_block` programs on a die erase a translation block there.
+    fn map_program(&mut self, t: u32, now: SimTime) {
+        let mc = self.mcache.as_deref_mut().expect("a mapping cache");
+        let die = mc.die_of(t);
+        let erase = mc.written(t);
+        let units = self.layout.units_per_page;
+        let block = die * self.layout.blocks_per_die;
+        let t_prog = self.times.program(block, t);
+        let xfer = SimTime(self.layout.t_xfer_unit.ns() * u64::from(units));
+        let done = self.timelines.program(die, now, xfer, t_prog);
+        let slots = units * self.slots_per_unit;
+        self.nand_write_slots += u64::from(slots);
+        self.log.program(done, slots, 0);
+        self.counters.map_page_writes += 1;
+        if erase {
+            let t_erase = self.times.typical_erase();
+            let done = self.timelines.erase(die, done, t_erase);
+            self.log.erase(done);
+            self.counters.erases += 1;
+        }
+    }
+
+    /// Translation pages the mapping cache holds in SRAM and in the HMB, and the 4 KiB units
+    /// one page maps (`None` for a drive with DRAM).
+    pub fn map_cache_pages(&self) -> Option<(u32, u32, u64)> {
+        self.mcache.as_deref().map(|mc| {
+            let (s, h) = mc.capacity();
+            (s, h, mc.entries_per_page())
+        })
     }
 
     fn close(&mut self, die: u32, block: u32) {

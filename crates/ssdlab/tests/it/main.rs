@@ -4,6 +4,7 @@ mod consistency;
 mod determinism;
 mod hardening;
 mod invariants;
+mod map_cache;
 mod personalities;
 mod replay;
 mod shape;
