@@ -98,7 +98,10 @@ def test_the_skew_and_mix_job_file_runs_with_fio_output(capsys: pytest.CaptureFi
     assert names == [("hot-writers", 0), ("zipf-reader", 0), ("pareto-mix", 1)]
     hot, zipf, pareto = doc["jobs"]
     assert hot["elapsed"] == zipf["elapsed"] < pareto["elapsed"]
-    assert 450 < zipf["read"]["iops"] <= 500  # capped (rate_iops=500)
+    # capped (rate_iops=500); the two writers keep the dies' queues full of programs, which a read
+    # waits behind (dies serve in arrival order), so the 4-deep reader gets less than its cap
+    # (measured 381, mean read latency 6.8 ms)
+    assert 300 < zipf["read"]["iops"] <= 500
     assert pareto["write"]["iops"] == pytest.approx(300, rel=0.02)
     main(["fio", str(JOBS / "skew-mix.fio"), "--capacity", "2GiB", "-q"])
     text = capsys.readouterr().out

@@ -2,8 +2,15 @@
 //!
 //! A write is acknowledged once its data crossed the link and found room in the write buffer;
 //! buffer space is released when the NAND program holding the data completes. A read waits for
-//! its units' dies and channels, then crosses the link. A TRIM costs a command. All times are
-//! simulated nanoseconds.
+//! its units' dies and channels, then its data crosses the link back. A TRIM costs a command.
+//! All times are simulated nanoseconds.
+//!
+//! The link has two directions, each a frontier in time: commands and write data go to the
+//! drive; read data comes back. A read holds the return direction only while its data crosses,
+//! so the commands behind it reach the drive at once and their NAND reads overlap on other dies
+//! (NVMe's queues, SATA's NCQ). Read data leaves in the order the reads arrived. A SATA link is
+//! half duplex; that reads' and writes' data cannot cross at the same time is not modelled, so a
+//! mixed workload's link may carry both directions at once.
 //!
 //! The host addresses bytes in 512-byte sectors; the FTL maps 4 KiB units. Every workload
 //! submits through [`Drive::submit_bytes`], which turns a byte range into unit operations the way
@@ -80,7 +87,10 @@ pub struct Drive {
     config: DriveConfig,
     layout: Layout,
     ftl: Ftl,
+    /// When the host-to-drive direction (commands, write data) is free.
     link_free: SimTime,
+    /// When the drive-to-host direction (read data) is free.
+    return_free: SimTime,
     buffer: WriteBuffer,
     now: SimTime,
     /// Last time the channel calendars' floor was moved.
@@ -128,6 +138,7 @@ impl Drive {
             layout,
             ftl,
             link_free: SimTime::ZERO,
+            return_free: SimTime::ZERO,
             now: SimTime::ZERO,
             floor: SimTime::ZERO,
             last_ack: SimTime::ZERO,
@@ -212,6 +223,7 @@ impl Drive {
         let done = self.ftl.secure_erase(self.now);
         self.now = done;
         self.link_free = self.link_free.max(done);
+        self.return_free = self.return_free.max(done);
         self.last_ack = done;
         done
     }
@@ -484,9 +496,9 @@ impl Drive {
                 for lpn in io.lpn..io.lpn + io.units {
                     ready = ready.max(self.ftl.host_read(lpn, command_done)?);
                 }
-                let start = ready.max(self.link_free);
+                let start = ready.max(self.return_free);
                 let ack = start + SimTime::transfer(bytes, self.layout.link_bytes_per_s);
-                self.link_free = ack;
+                self.return_free = ack;
                 Ok(ack)
             }
             IoKind::Trim => {

@@ -89,3 +89,66 @@ fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
         lat.mean_ns
     );
 }
+
+/// Reads at `queue_depth` and `block_bytes` over a 2 GiB `mlc-256` filled sequentially: (IOPS,
+/// mean latency in ns), from the measured seconds.
+fn read_run(queue_depth: u32, block_bytes: u64, pattern: ssdlab::Pattern) -> (f64, f64) {
+    let cfg = presets::get("mlc-256")
+        .unwrap()
+        .with_user_capacity(2 << 30)
+        .unwrap();
+    let mut drive = Drive::new(&cfg, 5).unwrap();
+    let steps = [
+        Step::SecureErase,
+        Step::Run {
+            workload: Workload {
+                pattern: ssdlab::Pattern::Sequential,
+                block_bytes: 1 << 20,
+                ..Workload::default()
+            },
+        },
+        Step::Idle { seconds: 1.0 },
+        Step::Run {
+            workload: Workload {
+                rw: ssdlab::Rw::Read,
+                pattern,
+                block_bytes,
+                queue_depth,
+                duration_s: Some(2.0),
+                ..Workload::default()
+            },
+        },
+    ];
+    let results = run_steps(&mut drive, &steps, 5, &mut |_, _| true).unwrap();
+    let read = results[3].phase.as_ref().unwrap();
+    let ios: u64 = read.series.total_ios().iter().take(2).sum();
+    (ios as f64 / 2.0, read.latency[0].as_ref().unwrap().mean_ns)
+}
+
+#[test]
+fn queued_reads_overlap_on_the_dies_up_to_the_link() {
+    // A read holds the link's return direction only while its data crosses: the reads queued
+    // behind it reach their dies at once. 4 KiB random reads at QD32 over 32 dies are bounded by
+    // the link (600 MB/s / 4 KiB = 146K IOPS), not by one die read at a time (QD1: ~12.8K).
+    let link_iops = 600e6 / 4096.0;
+    let (qd1, _) = read_run(1, 4096, ssdlab::Pattern::Random);
+    let (qd32, lat32) = read_run(32, 4096, ssdlab::Pattern::Random);
+    assert!(qd1 > 11_000.0 && qd1 < 14_000.0, "QD1 {qd1:.0} IOPS");
+    assert!(
+        qd32 > 0.9 * link_iops && qd32 <= 1.001 * link_iops,
+        "QD32 {qd32:.0} IOPS vs link {link_iops:.0}"
+    );
+    // Little's law: 32 in flight = IOPS x mean latency.
+    let in_flight = qd32 * lat32 / 1e9;
+    assert!(
+        (in_flight / 32.0 - 1.0).abs() < 0.03,
+        "in flight {in_flight:.2}"
+    );
+    // 128 KiB sequential reads at QD32 fill the link.
+    let (seq, _) = read_run(32, 128 << 10, ssdlab::Pattern::Sequential);
+    let mb_s = seq * 131072.0 / 1e6;
+    assert!(
+        mb_s > 0.97 * 600.0 && mb_s <= 600.5,
+        "sequential reads {mb_s:.1} MB/s"
+    );
+}
