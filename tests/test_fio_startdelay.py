@@ -273,3 +273,16 @@ def test_a_job_alone_ramps_as_fio_ramps_it(tmp_path):
     assert abs(fio["ramped"]["total_ios"] - 3072) <= 16  # 0.5 %: fio's spread on a busy host
     assert abs(sim["ramped"]["total_ios"] - 3072) <= 1
     assert abs(sim["ramped"]["runtime"] - fio["ramped"]["runtime"]) <= 30
+
+
+@needs_fio
+def test_a_first_job_still_in_its_delay_lets_the_next_group_start_in_fio(tmp_path):
+    """[a] startdelay=2, then [b] stonewall: fio skips a while its delay lasts and starts b at once
+    (nothing runs, so b's stonewall does not hold it); the simulator runs a first, and says so."""
+    text = LATER.split("[a]")[0] + "write_iops_log=sd\nlog_avg_msec=50\nlog_unix_epoch=1\n[a]\nstartdelay=2\n[b]\nstonewall\n"
+    fio_json(tmp_path, text)
+    first = [int((tmp_path / f"sd_iops.{k}.log").read_text().split(",", 1)[0]) / 1000 for k in (1, 2)]
+    assert 1.6 < first[0] - first[1] < 2.4  # fio: b at once, a 2 s later
+    ours = run(tmp_path, LATER.split("[a]")[0] + "[a]\nstartdelay=2\n[b]\nstonewall\n")
+    assert [round(j.start_s, 6) for j in ours.jobs] == [2.0, 4.0]
+    assert "job 'b': fio would start it at 0 s, before 'a', whose startdelay of 2 s" in " ".join(ours.notes)

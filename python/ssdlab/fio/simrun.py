@@ -266,11 +266,11 @@ def _start_order_notes(plan: FioPlan, results: List[StepResult]) -> List[str]:
         ready = results[first].start_s - genesis  # when the group could start, from fio's start
         after = [k for _, later in layout[g + 1:] for k in later]
         lead = group[0]
-        if g > 0 and jobs[lead].start_delay_s > ready + 1e-9:
-            jumps = [k for k in group[1:] + after if jobs[k].start_delay_s <= ready]
+        if jobs[lead].start_delay_s > ready + 1e-9:  # the first job of the file is no stonewall
+            jumps = [k for k in (group[1:] if g > 0 else []) + after if jobs[k].start_delay_s <= ready]
             if jumps:
                 notes.append(f"job '{jobs[jumps[0]].name}': fio would start it at {ready:.3g} s, before "
-                             f"'{jobs[lead].name}' (stonewall), whose startdelay of {jobs[lead].start_delay_s:g} s "
+                             f"'{jobs[lead].name}'{' (stonewall)' if g > 0 else ''}, whose startdelay of {jobs[lead].start_delay_s:g} s "
                              f"from fio's start is not over then; the simulator keeps the stonewall order")
         if not after:
             continue
