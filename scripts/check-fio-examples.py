@@ -2,7 +2,7 @@
 """Runs fio's own example job files on a simulated drive and says, for each, what fio and ssdlab make of it.
 
 Usage: scripts/check-fio-examples.py [EXAMPLES_DIR] [--capacity SIZE] [--capacity-for NAME=SIZE ...]
-                                    [--timeout S] [--only NAME ...]
+                                    [--timeout S] [--only NAME ...] [--skip NAME ...]
 
 EXAMPLES_DIR is the ``examples`` directory of fio's source (default /tmp/fio-examples/examples; get
 it with ``git clone https://github.com/axboe/fio`` -- the files are fio's, not ssdlab's, and are not
@@ -91,6 +91,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="a job's own drive capacity (default: cross-stripe-verify.fio=3720GiB)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds a simulated run may take (default 900)")
     ap.add_argument("--only", nargs="*", help="only these job files (names)")
+    ap.add_argument("--skip", nargs="*", default=[], help="leave these job files (names) out")
     args = ap.parse_args(argv)
     own = dict(OWN_CAPACITY)
     for item in args.capacity_for:
@@ -106,6 +107,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     jobs = [p for p in sorted(where.glob("*.fio")) if set(engines(p)) <= LOCAL_ENGINES]
     if args.only:
         jobs = [p for p in jobs if p.name in args.only]
+    jobs = [p for p in jobs if p.name not in args.skip]
     rows = []
     failed = []
     print(f"| job | ioengine | fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()} "

@@ -182,3 +182,107 @@ def test_a_backwards_range_is_refused(tmp_path):
 def test_ramp_with_verify_on_jobs_together_is_refused(tmp_path):
     with pytest.raises(SsdlabError, match="ramp_time with verify on a job that runs at the same time"):
         run(tmp_path, "[global]\nsize=16m\n[a]\nrw=read\n[b]\nrw=write\nverify=crc32c\nramp_time=1\n")
+
+
+# -- later groups: startdelay counts from fio's start; a job alone ramps within its run ---------------
+
+# a runs 2 s; b (a new group) has a delay of 1 s from fio's start, over when a ends; c, b's group-mate,
+# 3 s from fio's start; d (the next group) 4 s, over when b and c end. fio: 0, 2, 3, 5 (and not 0, 3,
+# 5, 11 as delays counted from each group's start would give).
+LATER = """[global]
+ioengine=null
+size=64m
+rw=read
+bs=4k
+rate_iops=100
+runtime=2
+time_based
+[a]
+[b]
+stonewall
+startdelay=1
+[c]
+startdelay=3
+[d]
+stonewall
+startdelay=4
+"""
+
+
+def test_a_later_groups_delay_counts_from_the_first_groups_start(tmp_path):
+    r = run(tmp_path, LATER)
+    assert [round(j.start_s, 6) for j in r.jobs] == [0.0, 2.0, 3.0, 5.0]
+    for j in r.jobs:
+        assert [int(x) for x in j.phase["ios"]] == [200, 0, 0]
+        assert j.runtime_s == pytest.approx(2.0, abs=0.001)
+    assert not any("fio would start" in n for n in r.notes)
+
+
+@needs_fio
+def test_fio_starts_later_groups_when_ssdlab_does(tmp_path):
+    """The installed fio's start times (the first entry of each job's iops log, in Unix ms) less
+    a's: within 0.35 s of ssdlab's (fio looks for jobs to start every 0.1-0.2 s and a thread takes
+    ~0.1 s to start; delays counted from each group's start would be 1 to 6 s off)."""
+    fio_json(tmp_path, LATER.replace("time_based\n", "time_based\nwrite_iops_log=sd\nlog_avg_msec=50\n"
+                                                     "log_unix_epoch=1\n", 1))
+    first = [int((tmp_path / f"sd_iops.{k}.log").read_text().split(",", 1)[0]) / 1000 for k in (1, 2, 3, 4)]
+    fio = [t - first[0] for t in first]
+    ours = [j.start_s for j in run(tmp_path, LATER).jobs]
+    for f, m in zip(fio, ours):
+        assert abs(f - m) < 0.35, (fio, ours)
+
+
+def test_where_fios_start_order_leaves_the_groups_a_note_says_so(tmp_path):
+    """b (stonewall) waits for its 3 s from fio's start when a ends at 2 s: fio starts c (the next
+    group, whose 1 s is over) then, before b; and in a group whose second job starts after the
+    first has ended, fio would start the next group in between. The simulator keeps the file's
+    order and says where fio would not."""
+    text = LATER.replace("startdelay=1\n[c]\nstartdelay=3\n[d]\nstonewall\nstartdelay=4\n",
+                         "startdelay=3\n[c]\nstonewall\nstartdelay=1\n")
+    r = run(tmp_path, text)
+    assert [round(j.start_s, 6) for j in r.jobs] == [0.0, 3.0, 5.0]
+    assert "job 'c': fio would start it at 2 s, before 'b' (stonewall)" in " ".join(r.notes)
+    gap = LATER.replace("[c]\nstartdelay=3\n", "[c]\nstartdelay=5\n")
+    r = run(tmp_path, gap)
+    assert [round(j.start_s, 6) for j in r.jobs] == [0.0, 2.0, 5.0, 7.0]
+    assert "job 'd': fio would start it at 4 s, when the jobs before 'c' had ended" in " ".join(r.notes)
+
+
+# size=16m at 1024 4 KiB writes a second, alone, with ramp_time=1: fio issues 16 MiB in all and
+# reports the 12 MiB that complete after the ramp, in 3 s; a sequential job goes on from where its ramp
+# ended (the drive sees 16 MiB, not 4 + 16).
+ALONE = "[global]\nioengine=null\nsize=16m\nbs=4k\nrw=write\nrate_iops=1024\n[first]\nsize=4m\n[ramped]\nstonewall\nramp_time=1\n"
+
+
+def test_a_job_alone_counts_its_ramp_towards_its_size(tmp_path):
+    r = run(tmp_path, ALONE)
+    ramped = r.jobs[1]
+    assert [s["step"] for s in ramped.plan.steps] == ["run"]
+    assert ramped.plan.workload["ramp_s"] == 1.0
+    assert [int(x) for x in ramped.phase["ios"]] == [0, 3072, 0]
+    assert ramped.runtime_s == pytest.approx(3.0, abs=0.01)
+    assert ramped.start_s == pytest.approx(r.jobs[0].runtime_s + 1.0, abs=0.01)
+    host = ramped.step.counters["host_write_bytes"]
+    assert host == (4 + 16) * 2**20  # the first job's 4 MiB and the ramped job's 16 MiB, ramp included
+
+
+@needs_fio
+def test_a_job_alone_ramps_as_fio_ramps_it(tmp_path):
+    fio = {j["jobname"]: j["write"] for j in fio_json(tmp_path, ALONE)["jobs"]}
+    sim = {j["jobname"]: j["write"] for j in jsonout.fio_json(run(tmp_path, ALONE))["jobs"]}
+    assert abs(fio["ramped"]["total_ios"] - 3072) <= 16  # 0.5 %: fio's spread on a busy host
+    assert abs(sim["ramped"]["total_ios"] - 3072) <= 1
+    assert abs(sim["ramped"]["runtime"] - fio["ramped"]["runtime"]) <= 30
+
+
+@needs_fio
+def test_a_first_job_still_in_its_delay_lets_the_next_group_start_in_fio(tmp_path):
+    """[a] startdelay=2, then [b] stonewall: fio skips a while its delay lasts and starts b at once
+    (nothing runs, so b's stonewall does not hold it); the simulator runs a first, and says so."""
+    text = LATER.split("[a]")[0] + "write_iops_log=sd\nlog_avg_msec=50\nlog_unix_epoch=1\n[a]\nstartdelay=2\n[b]\nstonewall\n"
+    fio_json(tmp_path, text)
+    first = [int((tmp_path / f"sd_iops.{k}.log").read_text().split(",", 1)[0]) / 1000 for k in (1, 2)]
+    assert 1.6 < first[0] - first[1] < 2.4  # fio: b at once, a 2 s later
+    ours = run(tmp_path, LATER.split("[a]")[0] + "[a]\nstartdelay=2\n[b]\nstonewall\n")
+    assert [round(j.start_s, 6) for j in ours.jobs] == [2.0, 4.0]
+    assert "job 'b': fio would start it at 0 s, before 'a', whose startdelay of 2 s" in " ".join(ours.notes)

@@ -197,14 +197,24 @@ def test_runtime_time_based_and_number_ios():
     assert "time_based needs runtime=" in error("[j]\ntime_based\n")
 
 
-def test_startdelay_and_ramp_time_become_steps():
+def test_startdelay_and_ramp_time_are_the_runs_own():
+    """A job alone starts and ramps within its one run (the core's start_delay_s and ramp_s, as for
+    jobs that run together); with a latency target its ramp is an unreported phase of its own first,
+    the delay on it."""
     p = plan("[j]\nioengine=libaio\nrw=randread\nnorandommap\nruntime=10\ntime_based\nstartdelay=5\nramp_time=2\n")
     steps = p.jobs[0].steps
-    assert [s["step"] for s in steps] == ["idle", "run", "run"]
-    assert steps[0]["seconds"] == 5.0
-    assert steps[1]["workload"]["duration_s"] == 2.0 and steps[1]["workload"]["label"] == "j (ramp)"
-    assert steps[2]["workload"]["duration_s"] == 10.0
-    assert p.measured_step_indices() == [3]
+    assert [s["step"] for s in steps] == ["run"]
+    w = steps[0]["workload"]
+    assert (w["start_delay_s"], w["ramp_s"], w["duration_s"]) == (5.0, 2.0, 10.0)
+    assert p.measured_step_indices() == [1]
+    p = plan("[j]\nioengine=libaio\nrw=randread\nnorandommap\nruntime=10\ntime_based\nstartdelay=5\nramp_time=2\n"
+             "latency_target=1ms\n")
+    steps = p.jobs[0].steps
+    assert [s["step"] for s in steps] == ["run", "run"]
+    assert steps[0]["workload"]["duration_s"] == 2.0 and steps[0]["workload"]["label"] == "j (ramp)"
+    assert steps[0]["workload"]["start_delay_s"] == 5.0 and "start_delay_s" not in steps[1]["workload"]
+    assert steps[1]["workload"]["duration_s"] == 10.0
+    assert p.measured_step_indices() == [2]
 
 
 def test_thinktime_caps_the_depth_like_fio():

@@ -140,3 +140,14 @@ def test_an_iolog_job_runs_alone(tmp_path: Path) -> None:
 
     with pytest.raises(SsdlabError, match=r"two.fio:2: read_iolog=io.log: an iolog job must run alone"):
         run_jobfile(job, "mlc-256", capacity=2 * GIB)
+
+
+def test_an_iolog_jobs_startdelay_is_a_note(tmp_path: Path) -> None:
+    """The log is replayed from when its group starts: a startdelay (or ramp_time) on it is said to
+    have no effect rather than dropped silently."""
+    (tmp_path / "io.log").write_text("fio version 2 iolog\n/dev/sdb write 0 4096\n")
+    job = tmp_path / "late.fio"
+    job.write_text("[replay]\nread_iolog=io.log\nstartdelay=2\n")
+    r = run_jobfile(job, "mlc-256", capacity=2 * GIB)
+    assert r.jobs[0].start_s == 0.0
+    assert "job 'replay': startdelay is not simulated for an iolog job" in " ".join(r.notes)

@@ -25,12 +25,12 @@ randseed                  seed (otherwise derived from --seed and the step index
 norandommap               random_map = false (fio's default random map: true)
 random_distribution       distribution (zipf, pareto, normal, zoned, zoned_abs; random offsets)
 ss / ss_dur / ss_ramp     steady_state {metric, criterion, limit, percent, window_s, ramp_s}
-startdelay                a job alone: an idle step before it; jobs that run together:
-                          start_delay_s (each starts at its own time). A range LOW-HIGH is
-                          drawn as fio draws it (``ssdlab.fio.startdelay``)
-ramp_time                 a job alone: an unreported run step of that length before it; jobs
-                          that run together: ramp_s (the ramp's requests are left out of the
-                          job's figures as fio leaves them out, and count towards its size)
+startdelay                start_delay_s (each job starts at its own time; from fio's start,
+                          see ``simrun``). A range LOW-HIGH is drawn as fio draws it
+                          (``ssdlab.fio.startdelay``)
+ramp_time                 ramp_s (the ramp's requests are left out of the job's figures as fio
+                          leaves them out, and count towards its size); a job alone with a
+                          latency target or verify: an unreported run step before it
 log_avg_msec              interval_ms (1000 when unset: the simulator cannot log every IO)
 ========================  =====================================================================
 """
@@ -62,6 +62,9 @@ DEFAULT_PERCENTILES: Tuple[float, ...] = (
 # 0.14 bytes of NAND per host byte of 100%-compressible data (review-data.md, section 3).
 MOST_COMPRESSIBLE = 0.14
 DEFAULT_LOG_MSEC = 1000
+RAMP_APART = ("latency_target", "verify")
+"""Workload settings with which a job alone runs its ramp as its own phase (`set_start`): fio
+searches from depth 1 again after the ramp, and reads back what the ramp wrote."""
 MAX_OP_US = float(json.loads(_core.limits())["max_op_us"])
 """The core's longest host think time, in microseconds (one second)."""
 
@@ -118,15 +121,18 @@ class JobPlan:
     start_delay_us: Tuple[int, int] = (0, 0)  # startdelay's low and high ends (fio draws between them)
     start_delay_s: float = 0.0  # the delay drawn for this job (`set_start`)
     ramp_s: float = 0.0  # ramp_time
-    warm: Optional[Dict[str, Any]] = None  # a job alone: its ramp's unreported workload
+    warm: Optional[Dict[str, Any]] = None  # its ramp as an unreported workload (a job alone with RAMP_APART)
 
 
 def set_start(p: JobPlan, thread_number: int, together: bool) -> None:
     """The job's start delay drawn as fio draws it for its `thread_number` (1-based: its place
-    among the file's jobs, numjobs clones included), and its steps: a job alone idles for the
-    delay and runs its ramp as an unreported phase before the measured one; a job that runs with
-    others has one workload that starts and ramps on its own (the core's ``start_delay_s``,
-    ``ramp_s``)."""
+    among the file's jobs, numjobs clones included), and its steps: one run whose workload starts
+    and ramps on its own (the core's ``start_delay_s``, ``ramp_s``: the ramp's requests are left
+    out of the job's figures and count towards its size, and a sequential job goes on where its
+    ramp ended, as in fio). A job alone whose ramp meets a latency target or verify (which the
+    core's ramp does not model) runs its ramp as its own unreported phase first, the delay on
+    it. The delay counts from the start of the job's group here; `ssdlab.fio.simrun` counts it
+    from the first group's start, as fio does, for the groups after the first."""
     low, high = p.start_delay_us
     delay_us = low
     if high > low:
@@ -139,26 +145,29 @@ def set_start(p: JobPlan, thread_number: int, together: bool) -> None:
             allrandrepeat=bool_option(j, "allrandrepeat", False),
             use64=gen is not None and (gen.value or "").strip() == "tausworthe64")
     p.start_delay_s = delay_us / 1e6
-    if together:
-        w = p.workload
-        w.pop("start_delay_s", None)
-        w.pop("ramp_s", None)
+    w = p.workload
+    w.pop("start_delay_s", None)
+    w.pop("ramp_s", None)
+    if p.warm is not None and not together and any(w.get(k) is not None for k in RAMP_APART):
+        warm = dict(p.warm)
+        warm.pop("start_delay_s", None)
         if p.start_delay_s > 0:
-            w["start_delay_s"] = p.start_delay_s
-        if p.ramp_s > 0:
-            w["ramp_s"] = p.ramp_s
-        p.steps = [{"step": "run", "workload": w}]
-        return
-    steps: List[Dict[str, Any]] = []
-    if p.start_delay_s > 0:
-        steps.append({"step": "idle", "seconds": p.start_delay_s})
-    if p.warm is not None:
-        steps.append({"step": "run", "workload": p.warm})
-        note = f"job '{p.name}': ramp_time runs as its own unreported phase; a sequential job restarts at its first block after it"
+            warm["start_delay_s"] = p.start_delay_s
+        note = (f"job '{p.name}': ramp_time with {' and '.join(k for k in RAMP_APART if w.get(k) is not None)} runs "
+                f"as its own unreported phase; a sequential job restarts at its first block after it")
         if note not in p.notes:
             p.notes.append(note)
-    steps.append({"step": "run", "workload": p.workload})
-    p.steps = steps
+        p.steps = [{"step": "run", "workload": warm}, {"step": "run", "workload": w}]
+        return
+    if p.start_delay_s > 0:
+        w["start_delay_s"] = p.start_delay_s
+    if p.ramp_s > 0:
+        w["ramp_s"] = p.ramp_s
+        note = (f"job '{p.name}': ramp_time: its first {p.ramp_s:g} s of requests are left out of its figures, "
+                f"as fio leaves them out; they count towards its size")
+        if note not in p.notes:
+            p.notes.append(note)
+    p.steps = [{"step": "run", "workload": w}]
 
 
 def _engine(j: JobOptions) -> str:

@@ -125,13 +125,14 @@ _o("stonewall", "str_set", SIM, "set", "wait for the preceding jobs; starts a ne
 _o("new_group", "str_set", SIM, "set", "starts a new reporting group")
 _o("numjobs", "int", SIM, "int", "clones of the job, run at the same time on the drive")
 _o("loops", "int", SIM, "int", "repeat the job's IO this many times")
-_o("startdelay", "str_val_time", SIM, "time_s", "the job starts this long after its group of jobs does, each job "
-   "that runs with others at its own time (fio counts from its own start: the same for the first group); a "
-   "LOW-HIGH range is drawn as fio draws it (its generator, randseed and the job's number)",
+_o("startdelay", "str_val_time", SIM, "time_s", "the job starts this long after fio's start, each job at its own "
+   "time; a job of a later stonewall group once the group before has ended, if its delay is over by then (fio's "
+   "run_threads); where fio's start loop would reorder the groups, a note says so; a LOW-HIGH range is drawn as "
+   "fio draws it (its generator, randseed and the job's number)",
    slots=2, seconds=True, time=True)
-_o("ramp_time", "str_val_time", SIM, "time_s", "warm-up before the job, left out of its figures (fio's "
-   "ramp_time_over): a job alone runs it as an unreported phase; a job that runs with others leaves out the "
-   "requests that complete in it, which count towards its size, as in fio", seconds=True, time=True)
+_o("ramp_time", "str_val_time", SIM, "time_s", "warm-up at the job's start, left out of its figures (fio's "
+   "ramp_time_over): the requests that complete in it are not reported and count towards its size, as in fio; a "
+   "job alone with latency_target or verify runs it as an unreported phase of its own", seconds=True, time=True)
 _o("runtime", "str_val_time", SIM, "time_s", "time limit", alias="timeout", seconds=True, time=True)
 _o("time_based", "str_set", SIM, "set", "run for runtime even when the region is done")
 _o("kb_base", "str", SIM, "int", "1024 (default) or 1000: how k/m/g/KiB are read", prio=1,

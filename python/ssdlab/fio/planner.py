@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ssdlab.errors import SsdlabError
 from ssdlab.limits import MAX_QUEUE_DEPTH
@@ -69,6 +69,16 @@ class FioPlan:
         keys = [-1 if self.jobs[i].group_reporting else i for i in group]  # -1: the shared report
         seen: Dict[int, int] = {}
         return [seen.setdefault(key, len(seen)) for key in keys]
+
+    def group_steps(self) -> List[Tuple[int, List[int]]]:
+        """Each group of jobs that run at the same time, in file order, with the index in `steps()`
+        of its first step."""
+        out = []
+        i = 1
+        for group in self._groups():
+            out.append((i, group))
+            i += 1 if len(group) > 1 or self.jobs[group[0]].iolog is not None else len(self.jobs[group[0]].steps)
+        return out
 
     def measured_step_indices(self) -> List[int]:
         """Index in `steps()` of each job's measured run step (shared by jobs that run together)."""
@@ -189,6 +199,10 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
             how = (f"as fast as possible at iodepth {first.iodepth}" if first.iolog_no_stall
                    else "at its recorded times, open loop")
             first.notes.append(f"job '{job.name}': replays {text} ({how}); rw, bs and size do not apply")
+            for key, value in (("startdelay", first.start_delay_us[1]), ("ramp_time", first.ramp_s)):
+                if value:
+                    first.notes.append(f"job '{job.name}': {key} is not simulated for an iolog job: the log "
+                                       f"starts when the job before it ends, and every request of it is reported")
         first.group_reporting = is_set(j, "group_reporting")
         _check_job_count(job, j.get("numjobs"), clones, len(plans) + clones,
                          clones + (len(together[-1]) if together and not stonewall else 0))
@@ -243,7 +257,7 @@ def plan(jobfile: JobFile, user_bytes: int, sequential_jobs: bool = False,
 
 def _check_together_ramp(plans: List[JobPlan], group: List[int]) -> None:
     """A ramp on a job that runs with others is the core's (``ramp_s``): its requests are left out
-    of the job's figures as fio leaves them out. Refused where the ramp would change more than
+    of the job's figures as fio leaves them out (`set_start` notes it). Refused where the ramp would change more than
     the figures: a latency target (fio searches from depth 1 again after the ramp) and verify
     (what the ramp wrote is read back)."""
     for k in group:
@@ -257,8 +271,6 @@ def _check_together_ramp(plans: List[JobPlan], group: List[int]) -> None:
                 raise rt.error(f"job '{p.name}': ramp_time with {what} on a job that runs at the same time as other jobs "
                                f"is not simulated -- remove ramp_time, or add 'stonewall' (and numjobs=1) so the job "
                                f"runs alone")
-        p.notes.append(f"job '{p.name}': ramp_time: its first {p.ramp_s:g} s of requests are left out of its figures, "
-                       f"as fio leaves them out; they count towards its size")
 
 
 def _job_control(plans: List[JobPlan], together: List[List[int]], notes: List[str]) -> None:

@@ -22,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Union
 
 import numpy as np
 
@@ -187,16 +187,21 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
     t0 = time.perf_counter()
     results: List[StepResult] = []
     segment: List[Dict[str, Any]] = []
-    # exit_what=all can stop jobs that have not started: then each step runs on its own (with the
-    # seeds one call would derive) and the steps after the one that stopped everything never run.
-    one_by_one = _pin_seeds_for_exit_all(steps, seed)
+    # exit_what=all can stop jobs that have not started, and a later group's startdelay counts
+    # from the first group's start: then each step runs on its own (with the seeds one call would
+    # derive), the steps after the one that stopped everything never run, and a delay is what is
+    # left of it when its step starts.
+    late = _late_delays(plan)
+    one_by_one = _pin_seeds_for_exit_all(steps, seed, force=bool(late))
     stopped = False
-    for step in steps + [{"step": "end"}]:
+    for i, step in enumerate(steps + [{"step": "end"}]):
         if stopped:
             if step["step"] != "end":
                 results.append(_never_started(step, len(results), results))
             continue
         if one_by_one and step["step"] not in ("iolog", "end"):
+            if i in late:
+                step = _delay_from_genesis(step, sim.now_s - results[0].end_s)
             results.extend(sim.run_steps([step], progress=progress))
             stopped = _ends_all(results[-1])
         elif step["step"] in ("iolog", "end"):
@@ -210,7 +215,7 @@ def run_plan(plan: FioPlan, config: DriveConfig, seed: int = 1, progress: Union[
     wall = time.perf_counter() - t0
     first = results[1].start_s if len(results) > 1 else 0.0
     jobs = _job_results(plan, results, first)
-    notes = list(plan.notes)
+    notes = list(plan.notes) + _start_order_notes(plan, results)
     if any(len(g) > 1 for g in plan.together):
         notes.append("jobs that run at the same time share the drive: their WA, NAND writes and erases are the "
                      "drive's over the time they ran together")
@@ -232,12 +237,83 @@ def _derive_seed(seed: int, index: int) -> int:
     return z ^ (z >> 31)
 
 
-def _pin_seeds_for_exit_all(steps: List[Dict[str, Any]], seed: int) -> bool:
-    """When a job has ``exit_what=all`` (with exitall or exitall_on_error), gives every workload of
-    `steps` (copied) the seed the core derives from its place in the whole list, so running the
-    steps one at a time draws what one call would; returns whether it did."""
-    if not any(w.get("exit", {}).get("what") == "all" for st in steps
-               for w in ([st["workload"]] if "workload" in st else st.get("workloads", []))):
+def _late_delays(plan: FioPlan) -> Set[int]:
+    """The indices in ``plan.steps()`` of the steps of the groups after the first that hold a job
+    with a start delay. fio counts every job's ``startdelay`` from its own start (backend.c
+    run_threads: ``td->o.start_delay > utime_since_genesis()``) and starts a job of a later group
+    once its delay is over and the group before has ended: the delay of such a job is what is
+    left of it when its group starts (`_delay_from_genesis`)."""
+    return {first for first, group in plan.group_steps()[1:]
+            if any(plan.jobs[k].start_delay_s > 0 and plan.jobs[k].iolog is None for k in group)}
+
+
+def _start_order_notes(plan: FioPlan, results: List[StepResult]) -> List[str]:
+    """Where fio's own start order would differ from the groups' (backend.c run_threads: each
+    look, every 0.1-0.2 s, starts the jobs not started yet in file order, skips one whose delay is
+    not over, and stops at a stonewall job while any job runs): a group's stonewall job still
+    waiting for its delay when the group before has ended lets the jobs after it start first, and
+    a job whose delay outlasts the rest of its group lets the next group start before it. The
+    simulator keeps the groups' order; these notes say when fio would not."""
+    if not results:
+        return []
+    genesis = results[0].end_s
+    layout = plan.group_steps()
+    jobs = plan.jobs
+    notes: List[str] = []
+    for g, (first, group) in enumerate(layout):
+        if first >= len(results) or any(jobs[k].iolog is not None for k in group):
+            continue
+        ready = results[first].start_s - genesis  # when the group could start, from fio's start
+        after = [k for _, later in layout[g + 1:] for k in later]
+        lead = group[0]
+        if jobs[lead].start_delay_s > ready + 1e-9:  # the first job of the file is no stonewall
+            jumps = [k for k in (group[1:] if g > 0 else []) + after if jobs[k].start_delay_s <= ready]
+            if jumps:
+                notes.append(f"job '{jobs[jumps[0]].name}': fio would start it at {ready:.3g} s, before "
+                             f"'{jobs[lead].name}'{' (stonewall)' if g > 0 else ''}, whose startdelay of {jobs[lead].start_delay_s:g} s "
+                             f"from fio's start is not over then; the simulator keeps the stonewall order")
+        if not after:
+            continue
+        step = results[first] if len(group) > 1 else results[first + len(jobs[lead].steps) - 1]
+        ends = [m.end_s - genesis for m in step.members] if len(group) > 1 else [step.end_s - genesis]
+        starts = [max(ready, jobs[k].start_delay_s if g > 0 else ready + jobs[k].start_delay_s) for k in group]
+        order = sorted(range(len(group)), key=lambda i: (starts[i], i))
+        running = -1.0
+        for n, i in enumerate(order):
+            if n and starts[i] > running + 1e-9:
+                notes.append(f"job '{jobs[after[0]].name}': fio would start it at {running:.3g} s, when the jobs "
+                             f"before '{jobs[group[i]].name}' had ended and its startdelay was not over; the "
+                             f"simulator starts it after '{jobs[group[i]].name}'")
+                break
+            running = max(running, ends[i])
+    return notes
+
+
+def _delay_from_genesis(step: Dict[str, Any], since: float) -> Dict[str, Any]:
+    """`step` (copied) for a group that starts `since` seconds after the first group did: each
+    job's start delay, counted from the first group's start as fio counts it, less `since` (none
+    once it is over)."""
+    step = dict(step)
+    key = "workload" if "workload" in step else "workloads"
+    workloads = [step[key]] if key == "workload" else step[key]
+    out = []
+    for w in workloads:
+        w = dict(w)
+        left = w.get("start_delay_s", 0.0) - since
+        w.pop("start_delay_s", None)
+        if left > 0:
+            w["start_delay_s"] = left
+        out.append(w)
+    step[key] = out[0] if key == "workload" else out
+    return step
+
+
+def _pin_seeds_for_exit_all(steps: List[Dict[str, Any]], seed: int, force: bool = False) -> bool:
+    """When a job has ``exit_what=all`` (with exitall or exitall_on_error), or `force`, gives every
+    workload of `steps` (copied) the seed the core derives from its place in the whole list, so
+    running the steps one at a time draws what one call would; returns whether it did."""
+    if not force and not any(w.get("exit", {}).get("what") == "all" for st in steps
+                             for w in ([st["workload"]] if "workload" in st else st.get("workloads", []))):
         return False
     for i, st in enumerate(steps):
         steps[i] = st = dict(st)  # the plan's own steps stay as they are
@@ -339,6 +415,9 @@ def _job_results(plan: FioPlan, results: List[StepResult], first: float) -> List
         step = results[indices[k]]
         member = plan.member_index(k)
         if member is None:
+            if step.phase is not None and step.phase.get("start_ns", 0) / 1e9 > step.start_s:
+                # a delay or ramp within the step: the job's figures start where its phase does
+                step = dataclasses.replace(step, start_s=step.phase["start_ns"] / 1e9)
             out.append(JobResult(jp, step, step.start_s - first))
             continue
         if jp.group_reporting:
