@@ -267,6 +267,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     if mc is not None and not cache:
         knobs = knobs.with_(program_us=1300.0 * 88_440.0 / mc.clean_iops)
     # 3. OP from the cliff
+    modes = ["on-demand"]
     if mc is not None:
         if mc.cliff_bytes is not None:
             frac = mc.cliff_bytes / cons.tested_bytes  # type: ignore[union-attr]
@@ -276,10 +277,13 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
         steady_n = mc.seconds - steady_start(mc.seconds)
         if mc.cliff_s is not None and mc.cliff_s < steady_start(mc.seconds) and steady_n >= MIN_STEADY_SECONDS:
             mode = _gc_mode(mc)
+            modes = ["active", "clean-up-later"] if mode == "active" else [mode]
             knobs = knobs.with_(gc_mode=mode)
             table["gc_mode"] = Knob(mode, "determined",
                                     f"consistency steady scatter: CV {mc.steady_cv:.2f}, 0-IOPS seconds "
-                                    f"{100 * mc.zero_share:.1f} %, min/mean {mc.min_over_mean:.2f}")
+                                    f"{100 * mc.zero_share:.1f} %, min/mean {mc.min_over_mean:.2f}"
+                                    + (" (a tight band: active or clean-up-later between stalls; the steady level "
+                                       "chose)" if len(modes) > 1 else ""))
         else:
             table["gc_mode"] = Knob("on-demand", "undetermined", "the run reached no steady state after its cliff")
     else:
@@ -313,16 +317,20 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
         say(f"fit: evaluation {len(history)}: loss {run.loss:.4f} ({_knob_text(k)})")
         return run
 
-    try:
-        k = knobs
-        for _ in range(3):  # the staged, one-figure-per-knob corrections
+    def staged(k: Knobs) -> None:
+        if mc is not None and mc.cliff_bytes is not None:  # the mode's own reserve: OP for that spare
+            k = k.with_(op=_op_for_spare(k, mc.cliff_bytes / cons.tested_bytes))  # type: ignore[union-attr]
+        for _ in range(4):  # the staged, one-figure-per-knob corrections
             run = evaluate(k)
             e = figure_errors(run, mc, ms)
             ch: Dict[str, Any] = {}
-            if e.get("clean_iops") is not None and not k.cache:
+            burst_ok = run.consistency is not None and (run.consistency.cliff_s or 0) >= 3
+            if e.get("clean_iops") is not None and not k.cache and burst_ok:
                 ch["program_us"] = k.program_us * math.exp(e["clean_iops"])
+            elif e.get("end_mb_s") is not None and not k.cache:
+                ch["program_us"] = k.program_us * math.exp(e["end_mb_s"])
             if e.get("cliff_bytes") is not None:
-                ch["op"] = min(max(k.op * math.exp(-0.8 * e["cliff_bytes"]), 0.01), 3.0)
+                ch["op"] = _op_for_spare(k, _effective(k) * math.exp(-0.6 * e["cliff_bytes"]))
             if k.cache:
                 if e.get("cache_gb") is not None:
                     ch["dynamic_share"] = min(k.dynamic_share * math.exp(-e["cache_gb"]), 1.0)
@@ -337,7 +345,13 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
                                                        0.01), 8.0)
             if not ch or max(abs(v) for v in e.values() if v is not None) < 0.01:
                 break
-            k = k.with_(**ch)
+            k = _bounded(k, k.with_(**ch))
+
+    try:
+        # A tight steady band is active GC or clean-up-later between its stalls (a run too short or a
+        # drive with too much spare area to reach a stall): the level decides between them.
+        for mode in modes:
+            staged(knobs.with_(gc_mode=mode))
         if refine and best[0].loss > GOOD_ENOUGH:
             _joint(best[0].knobs, evaluate)
     except _Budget:
@@ -346,6 +360,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
         raise SsdlabError(f"the budget of {budget_s:g} s allowed no simulation of the twin; raise --budget")
     twin = best[0]
     k = twin.knobs
+    table["gc_mode"].value = k.gc_mode
     errors = {a: (None if b is None else math.exp(b) - 1.0) for a, b in figure_errors(twin, mc, ms).items()}
     if mc is not None:
         table["program_us"] = Knob(round(k.program_us, 2), "determined",
@@ -383,6 +398,38 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
                      measurements=m)
 
 
+BOUNDS = {"program_us": (20.0, 50_000.0), "op": (0.01, 3.0), "dynamic_share": (0.005, 1.0),
+          "pslc_program_us": (10.0, 10_000.0), "fold_while_writing": (0.0, 8.0)}
+"""The knobs' plausible ranges (the staged corrections and the refinement stay inside them)."""
+
+
+def _effective(k: Knobs) -> float:
+    """The effective spare factor of the twin at its capacity (the spare the data really gets: OP
+    less the free pool GC keeps and bad blocks; docs/results.md)."""
+    return float(k.config().spare()["effective_spare_factor"])
+
+
+def _op_for_spare(k: Knobs, spare: float) -> float:
+    """The OP whose effective spare factor is `spare` under `k`'s GC mode (two secant steps)."""
+    spare = max(spare, 0.002)
+    op = k.op
+    for _ in range(2):
+        op = min(max(op + (spare - _effective(k.with_(op=op))), BOUNDS["op"][0]), BOUNDS["op"][1])
+    return op
+
+
+def _bounded(old: Knobs, new: Knobs) -> Knobs:
+    """`new` with each knob's step from `old` at most a factor of 2 and inside `BOUNDS` (a figure
+    far off, such as a stall in the burst, must not throw a knob across its range in one step)."""
+    ch = {}
+    for name, (lo, hi) in BOUNDS.items():
+        a, b = getattr(old, name), getattr(new, name)
+        if a > 0:
+            b = min(max(b, a / 2.0), a * 2.0)
+        ch[name] = min(max(b, lo), hi)
+    return new.with_(**ch)
+
+
 def _knob_text(k: Knobs) -> str:
     text = f"tPROG {k.program_us:.0f} us, OP {100 * k.op:.1f} %, {k.gc_mode}"
     if k.cache:
@@ -404,7 +451,9 @@ def _joint(start: Knobs, evaluate: Callable[[Knobs], TwinRun]) -> None:
         vals = {n: float(math.exp(v)) for n, v in zip(names, x)}
         if "dynamic_share" in vals:
             vals["dynamic_share"] = min(vals["dynamic_share"], 1.0)
-        vals["op"] = min(max(vals["op"], 0.01), 3.0)
+        for n in names:
+            lo, hi = BOUNDS[n]
+            vals[n] = min(max(vals[n], lo), hi)
         return start.with_(**vals)
 
     def objective(x: np.ndarray) -> float:
