@@ -324,7 +324,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
             run = evaluate(k)
             e = figure_errors(run, mc, ms)
             ch: Dict[str, Any] = {}
-            burst_ok = run.consistency is not None and (run.consistency.cliff_s or 0) >= 3
+            burst_ok = run.consistency is not None and (run.consistency.cliff_s is None or run.consistency.cliff_s >= 3)
             if e.get("clean_iops") is not None and not k.cache and burst_ok:
                 ch["program_us"] = k.program_us * math.exp(e["clean_iops"])
             elif e.get("end_mb_s") is not None and not k.cache:
@@ -364,7 +364,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     errors = {a: (None if b is None else math.exp(b) - 1.0) for a, b in figure_errors(twin, mc, ms).items()}
     if mc is not None:
         table["program_us"] = Knob(round(k.program_us, 2), "determined",
-                                   f"consistency clean IOPS {mc.clean_iops:,.0f} (with the design's 32 dies: only "
+                                   f"consistency clean IOPS {mc.clean_iops:,.0f} (for the twin's dies: only "
                                    f"dies x page / program time is determined)")
         if mc.cliff_bytes is not None:
             table["op"] = Knob(round(k.op, 5), "determined", f"consistency cliff after {mc.cliff_bytes / 1e9:.2f} GB "
@@ -388,8 +388,14 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
                                   "saturation write after idle" if sat.idle_minutes > 0 else  # type: ignore[union-attr]
                                   "no write after idle time in the saturation run; the twin folds after 1 s idle")
         table["cell"] = Knob("tlc", "assumed", "bits per cell: only the cache size (share / bits) is determined")
-    table["dies"] = Knob(32, "undetermined", "the design's 8 channels x 4 dies: writes show only the array's rate")
-    table["read_us"] = Knob(k.config().timing.read_us, "undetermined", "no read measurement: the design's read time")
+    made = k.config()
+    dies = made.geometry.channels * made.geometry.dies_per_channel
+    table["dies"] = Knob(dies, "undetermined", f"the design's {made.geometry.channels} channels x "
+                                              f"{made.geometry.dies_per_channel} dies: writes show only the array's rate")
+    table["read_us"] = Knob(made.timing.read_us, "undetermined", "no read measurement: the design's read time")
+    table["program_us"].value = round(made.timing.program_us, 2)  # at the twin's dies (fewer on a tiny drive)
+    if k.cache:
+        table["pslc_program_us"].value = round(made.timing.pslc_program_us, 2)
     measured = {"consistency": None if mc is None else mc.as_dict(), "saturation": None if ms is None else ms.as_dict(),
                 "hdtach": None if not m.hdtach else [{"name": n, "mb_s": v} for n, v in m.hdtach[0].passes],
                 "sources": m.describe()}

@@ -81,14 +81,34 @@ class Knobs:
             }
         else:
             ftl["slc_cache"] = None
-        cfg = DriveConfig.from_dict(data, what="the twin")
-        return cfg.with_user_capacity(int(capacity_bytes or self.capacity_bytes))
+        return _at_capacity(data, int(capacity_bytes or self.capacity_bytes))
 
     def description(self) -> str:
         cache = (f", dynamic SLC cache {self.dynamic_share:.3f} of free space (pSLC {self.pslc_program_us:.0f} us, "
                  f"folding {self.fold_while_writing:.2f}/unit)" if self.cache else "")
         return (f"ssdlab fit twin: {self.op * 100:.1f}% OP, tPROG {self.program_us:.0f} us, {self.gc_mode} GC"
                 f"{', idle GC' if self.idle_gc else ''}{cache}")
+
+
+def _at_capacity(data: Dict[str, Any], user_bytes: int) -> DriveConfig:
+    """The design at `user_bytes`; a capacity too small for the design's dies (a test file of a few
+    MiB) gets fewer dies, each with a proportionally shorter program time, so the array writes at
+    the same rate (what the measurements determine)."""
+    from ssdlab.errors import SsdlabError
+
+    while True:
+        try:
+            return DriveConfig.from_dict(data, what="the twin").with_user_capacity(user_bytes)
+        except SsdlabError as err:
+            g = data["geometry"]
+            if "too small" not in str(err) or g["channels"] * g["dies_per_channel"] == 1:
+                raise
+            if g["channels"] > 1:
+                g["channels"] //= 2
+            else:
+                g["dies_per_channel"] //= 2
+            for key in ("program_us", "pslc_program_us"):
+                data["timing"][key] /= 2.0
 
 
 def standard_link(max_seen_mb_s: float) -> float:
