@@ -2,7 +2,7 @@
 
 Consistency (IOPS per second after a sequential fill): the clean IOPS (mean of the burst, at most
 its first 10 s), the cliff (the first second below half the best of the first three, as the
-procedure's summary defines ``burst_s``), the bytes written before it, the steady state's mean,
+procedure's summary defines ``burst_s``, if the seconds after it average below 60 % of the burst), the bytes written before it, the steady state's mean,
 its scatter (coefficient of variation), its share of 0-IOPS seconds and its min / mean. Saturation
 (MB/s against GB written): the initial speed (median of the first five points), the cache size
 (GB written before the speed first fell below half the initial speed), the speed in the cache
@@ -56,7 +56,12 @@ def consistency_figures(iops: np.ndarray, block_bytes: int) -> ConsistencyFigure
     n = len(iops)
     burst = burst_seconds(iops)
     clean = float(iops[: max(1, min(10, burst))].mean()) if n else 0.0
-    cliff = burst if burst < n else None
+    # a cliff is a fall that lasts: the seconds after it average below 60 % of the burst (a dip of a
+    # noisy device, such as a file on a busy host, is not taken for one)
+    sustained = burst < n and float(iops[burst:].mean()) < 0.6 * clean
+    cliff = burst if sustained else None
+    if not sustained:
+        clean = float(iops[: min(10, n)].mean()) if n else 0.0
     cliff_bytes = float(iops[:burst].sum()) * block_bytes if cliff is not None else None
     steady = iops[steady_start(n):] if n else iops
     mean = float(steady.mean()) if len(steady) else 0.0
