@@ -114,6 +114,15 @@ def test_fit_of_a_file_backed_device_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert doc["knobs"]["program_us"]["status"] == "determined"
     # the twin's clean IOPS are the file's
     assert abs(doc["errors"]["clean_iops"]) < 0.15
+    # fio's own files of the same run (its JSON and per-second logs) read as the same measurement
+    from ssdlab.fit.measurements import read_measurements
+
+    fio_dir = next((tmp_path / "dev" / "fio").glob("*"))
+    a = read_measurements([tmp_path / "dev"]).consistency[0]
+    b = read_measurements([fio_dir]).consistency[0]
+    assert (b.capacity_bytes, b.block_bytes, b.qd) == (a.capacity_bytes, a.block_bytes, a.qd)
+    n = min(len(a.iops), len(b.iops)) - 1  # the last second may be completed from fio's totals
+    assert n >= 20 and np.allclose(a.iops[:n], b.iops[:n], rtol=0.01, atol=2)
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], args: List[str]) -> str:

@@ -213,26 +213,14 @@ def _saturation(d: Path, doc: Dict[str, Any]) -> Saturation:
 
 
 def _fio_log_per_second(path: Path) -> np.ndarray:
-    """A fio ``*_iops.N.log`` / ``*_bw.N.log`` (time ms, value, direction, ...) averaged per second
-    (``log_avg_msec=1000`` gives one row per second already)."""
-    rows = []
-    for line in path.read_text(encoding="ascii", errors="replace").splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 2:
-            try:
-                rows.append((int(parts[0]), float(parts[1])))
-            except ValueError:
-                continue
-    if not rows:
-        raise SsdlabError(f"{path}: holds no fio log rows (time, value, ...)")
-    t = np.array([r[0] for r in rows])
-    v = np.array([r[1] for r in rows])
-    sec = (t - 1) // 1000
-    out = np.zeros(int(sec.max()) + 1)
-    np.add.at(out, sec, v)
-    counts = np.zeros_like(out)
-    np.add.at(counts, sec, 1)
-    return np.where(counts > 0, out / np.maximum(counts, 1), 0.0)
+    """A fio ``*_iops.N.log`` / ``*_bw.N.log`` per second, by the rule ssdlab's device runs use
+    (`ssdlab.fio.logfiles.per_second`: ``log_avg_msec=1000`` windows)."""
+    from ssdlab.fio import logfiles
+
+    log = logfiles.read_log(path)
+    if log.empty:
+        raise SsdlabError(f"{path}: holds no fio log rows (time, value, direction, ...)")
+    return logfiles.per_second(log).astype(float)
 
 
 def _fio_dir(d: Path) -> Measurements:
@@ -250,7 +238,10 @@ def _fio_dir(d: Path) -> Measurements:
             opts = {**(doc.get("global options") or {}), **(job.get("job options") or {})}
             rw = str(opts.get("rw", opts.get("readwrite", "")))
             bs = _fio_bytes(opts.get("bs", "4k"))
-            qd = int(opts.get("iodepth", 1))
+            try:
+                qd = int(opts.get("iodepth", 1))
+            except ValueError:
+                raise SsdlabError(f"{jf}: iodepth {opts.get('iodepth')!r} is not a whole number") from None
             name = str(job.get("jobname"))
             if rw == "randwrite":
                 log = _first(d, [f"{opts.get('write_iops_log', name)}_iops.*.log"])
@@ -260,11 +251,11 @@ def _fio_dir(d: Path) -> Measurements:
                 found.consistency.append(Consistency(source=f"{jf}:{name}", capacity_bytes=size,
                                                      iops=_fio_log_per_second(log), block_bytes=bs, qd=qd,
                                                      spare_area_pct=0.0))
-            elif rw == "write":
-                log = _first(d, [f"{opts.get('write_bw_log', name)}_bw.*.log"])
+            elif rw == "write" and opts.get("write_bw_log"):  # a write without a log is a fill: skipped
+                log = _first(d, [f"{opts['write_bw_log']}_bw.*.log"])
                 if log is None:
-                    raise SsdlabError(f"{jf}: job {name!r} has no per-second bandwidth log; run it with "
-                                      f"--write_bw_log={name} --log_avg_msec=1000")
+                    raise SsdlabError(f"{jf}: job {name!r} names a bandwidth log that is not beside it; keep fio's "
+                                      f"{opts['write_bw_log']}_bw.N.log files with its JSON")
                 kib_s = _fio_log_per_second(log)
                 mb_s = kib_s * 1024 / 1e6
                 gb = np.cumsum(mb_s) / 1000.0
