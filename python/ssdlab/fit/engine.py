@@ -149,9 +149,9 @@ def run_twin(knobs: Knobs, cons: Optional[Consistency], sat: Optional[Saturation
         out.consistency_time_scale = 1.0 / scale
         out.consistency = consistency_figures(iops, cons.block_bytes)
     if sat is not None:
-        r = saturation(cfg, pattern=sat.pattern, block_size=sat.block_bytes, qd=sat.qd, fill_pct=sat.fill_pct,
+        rs = saturation(cfg, pattern=sat.pattern, block_size=sat.block_bytes, qd=sat.qd, fill_pct=sat.fill_pct,
                        idle_minutes=sat.idle_minutes * scale, points=max(len(sat.mb_s), 50), seed=seed)
-        c = r.curve
+        c = rs.curve
         w = c[c["phase"] == "write"]
         a = c[c["phase"] == "after idle"]
         gb = w["gb_written"].to_numpy(float)

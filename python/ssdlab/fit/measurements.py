@@ -110,13 +110,15 @@ class Measurements:
     hdtach: List[Hdtach] = field(default_factory=list)
     saturation: List[Saturation] = field(default_factory=list)
 
+    def runs(self) -> List[Union[Consistency, Hdtach, Saturation]]:
+        return [*self.consistency, *self.hdtach, *self.saturation]
+
     @property
     def capacity_bytes(self) -> int:
-        caps = {m.capacity_bytes for m in [*self.consistency, *self.hdtach, *self.saturation]}
-        return max(caps)
+        return max(m.capacity_bytes for m in self.runs())
 
     def describe(self) -> List[str]:
-        return [m.source for m in [*self.consistency, *self.hdtach, *self.saturation]]
+        return [m.source for m in self.runs()]
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -324,7 +326,7 @@ def read_measurements(dirs: Sequence[PathLike]) -> Measurements:
                               f"per-second logs; see docs/fit.md for what the fit reads")
         out.consistency += fio.consistency
         out.saturation += fio.saturation
-    caps = sorted({m.capacity_bytes for m in [*out.consistency, *out.hdtach, *out.saturation]})
+    caps = sorted({m.capacity_bytes for m in out.runs()})
     if caps and caps[-1] > 1.02 * caps[0]:
         raise SsdlabError(f"the runs tested different capacities ({caps[0]:,} and {caps[-1]:,} bytes): they cannot be "
                           f"one drive's measurements; fit each drive's runs on their own")

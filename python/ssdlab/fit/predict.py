@@ -11,7 +11,7 @@ state (filled, then a capacity of 4 KiB random writes), wrapped onto its capacit
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -88,11 +88,12 @@ def predict(cfg: DriveConfig, w: Workload, *, seed: int = 1, progress: Any = Fal
         work["distribution"] = {"kind": "zipf", "theta": float(w.zipf)}
     fill = {"label": "fill", "rw": "write", "pattern": "sequential", "block_bytes": 131072, "queue_depth": 32,
             "span_bytes": span // 131072 * 131072 or span}
-    steps = [{"step": "secure_erase"}, {"step": "run", "workload": fill}, {"step": "run", "workload": work}]
+    steps: List[Dict[str, Any]] = [{"step": "secure_erase"}, {"step": "run", "workload": fill},
+                                    {"step": "run", "workload": work}]
     res = Simulator(cfg, seed).run_steps(steps, progress)[-1]
     s = res.series
-    n = len(s)
-    if n == 0:
+    n = 0 if s is None else len(s)
+    if s is None or n == 0:
         raise SsdlabError("the workload ran no full second; raise --duration")
     win = s.iloc[int(n * (1 - STEADY_SHARE)):]
     secs = max(len(win), 1)
