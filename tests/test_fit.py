@@ -168,3 +168,28 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(measured: Path, tmp_pa
 
     toml.write_text(to_toml(_hidden(1300.0, 0.1, 2 * GiB)))
     assert "zipf" in _one_line_error(capsys, ["predict", str(toml), "--zipf", "1"])
+
+
+def test_fit_finds_a_hidden_slc_cache_from_a_saturation_run(tmp_path: Path) -> None:
+    from ssdlab.scenarios.saturation import saturation
+
+    d = load_preset("tlc-dynamic-cache").to_dict()
+    d["name"] = "hidden-cache"
+    d["ftl"]["slc_cache"]["dynamic_share"] = 0.22
+    d["ftl"]["slc_cache"]["fold_while_writing"] = 0.0
+    d["timing"]["pslc_program_us"] = 180.0  # ~5 GB/s in the cache
+    d["timing"]["program_us"] = 900.0  # ~1 GB/s after it: a fall below half, the reviewers' cliff
+    cfg = DriveConfig.from_dict(d).with_user_capacity(8 * GiB)
+    saturation(cfg).save(tmp_path / "sat")
+    r = fit([tmp_path / "sat"], max_evaluations=6, refine=False)
+    k = r.knobs
+    assert k.cache and r.table["slc_cache"].status == "determined"
+    assert k.dynamic_share == pytest.approx(0.22, rel=0.15)
+    assert k.pslc_program_us == pytest.approx(180.0, rel=0.10)
+    assert k.program_us == pytest.approx(900.0, rel=0.10)
+    assert abs(r.errors["cache_gb"]) < 0.10 and abs(r.errors["in_cache_mb_s"]) < 0.05
+    assert r.table["op"].status == "undetermined" and r.table["cell"].status == "assumed"
+    # and a drive without a cache is found to have none
+    saturation(_hidden(1300.0, 0.1, 8 * GiB)).save(tmp_path / "nocache")
+    r2 = fit([tmp_path / "nocache"], max_evaluations=1, refine=False)
+    assert not r2.knobs.cache and r2.table["slc_cache"].value is False

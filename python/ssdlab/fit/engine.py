@@ -244,7 +244,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     knobs = Knobs(capacity_bytes=cap, link_mb_s=link)
 
     # 6 (first, it picks the design). SLC cache
-    cache = ms is not None and ms.cache_gb is not None and ms.cache_gb < 0.95 * ms.written_gb
+    cache = ms is not None and ms.cache_gb is not None and ms.cache_gb < 0.9 * ms.written_gb
     if ms is not None:
         if cache:
             share = min(max(3.0 * ms.cache_gb * 1e9 / cap, 0.01), 1.0)  # type: ignore[operator]
