@@ -193,3 +193,28 @@ def test_fit_finds_a_hidden_slc_cache_from_a_saturation_run(tmp_path: Path) -> N
     saturation(_hidden(1300.0, 0.1, 8 * GiB)).save(tmp_path / "nocache")
     r2 = fit([tmp_path / "nocache"], max_evaluations=1, refine=False)
     assert not r2.knobs.cache and r2.table["slc_cache"].value is False
+
+
+def _hdtach_dir(d: Path, passes: dict) -> Path:
+    """HD Tach passes as a device run writes them (hdtach.csv and the procedure's summary)."""
+    d.mkdir()
+    rows = [{"pass": name, "position_pct": (i + 0.5) / 2, "mb_s": mb * (1 + 0.01 * (i % 3))}
+            for name, mb in passes.items() for i in range(200)]
+    pd.DataFrame(rows).to_csv(d / "hdtach.csv", index=False)
+    (d / "summary.json").write_text(json.dumps({"scenario": "torture", "device": "x", "user_capacity_bytes": 8 * GiB,
+                                                "torture_minutes": 20, "idle_minutes": 30}))
+    return d
+
+
+def test_hdtach_after_idle_decides_idle_gc_or_leaves_it_undetermined(measured: Path, tmp_path: Path) -> None:
+    recovers = _hdtach_dir(tmp_path / "a", {"clean": 400.0, "after 20 min torture": 150.0,
+                                            "after 20 min torture, pass, 30 min idle": 392.0})
+    stays = _hdtach_dir(tmp_path / "b", {"clean": 400.0, "after 20 min torture": 150.0,
+                                         "after 20 min torture, pass, 30 min idle": 210.0})
+    no_idle = _hdtach_dir(tmp_path / "c", {"clean": 400.0, "after 20 min torture": 150.0})
+    got = {}
+    for name, d in (("recovers", recovers), ("stays", stays), ("no idle", no_idle)):
+        t = fit([measured, d], max_evaluations=1, refine=False).table["idle_gc"]
+        got[name] = (t.value, t.status)
+    assert got == {"recovers": (True, "determined"), "stays": (False, "determined"),
+                   "no idle": (False, "undetermined")}
