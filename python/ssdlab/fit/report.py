@@ -108,7 +108,10 @@ def figure(r: FitResult) -> Any:
                          fontsize=9)
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
-    fig.suptitle(f"ssdlab fit: measured vs twin ({r.knobs.description()})", fontsize=10)
+    import textwrap
+
+    fig.suptitle("\n".join(textwrap.wrap(f"ssdlab fit: measured vs twin · {r.knobs.description()}", 120)),
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
