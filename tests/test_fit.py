@@ -83,6 +83,8 @@ def test_fit_recovers_a_hidden_drive_and_predicts_a_held_out_workload(measured: 
     doc = json.loads((tmp_path / "twin-fit" / "fit.json").read_text())
     assert "op" in doc["determined"] and "read_us" in doc["undetermined"]
     assert (tmp_path / "twin-fit" / "fit.png").stat().st_size > 10_000
+    page = (tmp_path / "twin-fit" / "fit.html").read_text()
+    assert '"label":"consistency"' in page and "updatemenus" in page and "determined by" in page
 
 
 def test_predict_expresses_a_mix_zipf_and_spare_area(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

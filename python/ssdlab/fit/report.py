@@ -116,8 +116,73 @@ def figure(r: FitResult) -> Any:
     return fig
 
 
+def html_page(r: FitResult) -> str | None:
+    """fit.html: the measured and twin curves of each procedure overlaid, one button per procedure
+    (plotly, self-contained); None without plotly (the ``report`` extra)."""
+    try:
+        import plotly.graph_objects as go
+    except ImportError:
+        return None
+    m = r.measurements
+    fig = go.Figure()
+    groups: list = []  # (procedure, trace indices, axis titles, log y)
+    if m is not None and m.consistency:
+        c = m.consistency[0]
+        first = len(fig.data)
+        fig.add_trace(go.Scattergl(x=np.arange(len(c.iops)), y=c.iops, mode="markers", marker={"size": 3},
+                                   name="measured IOPS"))
+        if r.twin.consistency_iops is not None:
+            t = np.arange(len(r.twin.consistency_iops)) * r.twin.consistency_time_scale
+            fig.add_trace(go.Scattergl(x=t, y=r.twin.consistency_iops, mode="markers", marker={"size": 3},
+                                       name="twin IOPS"))
+        groups.append(("consistency", list(range(first, len(fig.data))), "time (s)", "IOPS", "log"))
+    if m is not None and m.saturation:
+        s = m.saturation[0]
+        first = len(fig.data)
+        fig.add_trace(go.Scatter(x=s.gb_written, y=s.mb_s, mode="lines", name="measured MB/s"))
+        if r.twin.saturation_curve is not None:
+            gb, mb = r.twin.saturation_curve
+            fig.add_trace(go.Scatter(x=gb, y=mb, mode="lines", name="twin MB/s"))
+        groups.append(("saturation", list(range(first, len(fig.data))), "GB written", "MB/s", "linear"))
+    if m is not None and m.hdtach:
+        h = m.hdtach[0]
+        first = len(fig.data)
+        fig.add_trace(go.Bar(x=[n for n, _ in h.passes], y=[100 * v / h.passes[0][1] for _, v in h.passes],
+                             name="measured HD Tach % of clean"))
+        groups.append(("HD Tach", [first], "pass", "% of the clean pass", "linear"))
+    if not groups:
+        return None
+    buttons = []
+    for name, idx, xt, yt, ytype in groups:
+        visible = [i in idx for i in range(len(fig.data))]
+        errs = ", ".join(f"{k} {100 * v:+.1f} %" for k, v in r.errors.items() if v is not None)
+        buttons.append({"label": name, "method": "update",
+                        "args": [{"visible": visible}, {"xaxis.title.text": xt, "yaxis.title.text": yt,
+                                                        "yaxis.type": ytype,
+                                                        "title.text": f"{name}: measured vs twin · {errs}"}]})
+    first_name, first_idx, xt, yt, ytype = groups[0]
+    for i, trace in enumerate(fig.data):
+        trace.visible = i in first_idx
+    fig.update_layout(updatemenus=[{"type": "buttons", "direction": "right", "x": 0, "y": 1.15, "xanchor": "left",
+                                    "buttons": buttons}],
+                      title={"text": f"{first_name}: measured vs twin", "y": 0.97},
+                      xaxis_title=xt, yaxis_title=yt, yaxis_type=ytype, template="plotly_white", height=560)
+    import html as _html
+
+    def cell(v: Any) -> str:
+        return f"<td>{_html.escape(str(v))}</td>"
+
+    rows = "".join(f"<tr>{cell(n)}{cell(k.value)}{cell(k.status)}{cell(k.by)}</tr>" for n, k in r.table.items())
+    table = ("<table border=1 cellpadding=4 style='border-collapse:collapse;font:13px sans-serif'>"
+             "<tr><th>knob</th><th>value</th><th>status</th><th>determined by</th></tr>" + rows + "</table>")
+    body = fig.to_html(full_html=False, include_plotlyjs=True)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>ssdlab fit</title></head><body>"
+            f"<h2 style='font:18px sans-serif'>ssdlab fit · {_html.escape(r.knobs.description())}</h2>"
+            f"{body}{table}</body></html>")
+
+
 def save_report(r: FitResult, out: Path, twin_file: str = "") -> None:
-    """Writes fit.json and fit.png into the directory `out` (made if missing)."""
+    """Writes fit.json, fit.png and (with plotly) fit.html into the directory `out` (made if missing)."""
     from ssdlab.outputs import write_output
 
     out.mkdir(parents=True, exist_ok=True)
@@ -128,6 +193,9 @@ def save_report(r: FitResult, out: Path, twin_file: str = "") -> None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
     write_output(out / "fit.png", buf.getvalue(), what="fit chart")
+    page = html_page(r)
+    if page is not None:
+        write_output(out / "fit.html", page, what="fit report page")
     import matplotlib.pyplot as plt
 
     plt.close(fig)
