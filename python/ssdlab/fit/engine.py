@@ -307,7 +307,13 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     def evaluate(k: Knobs) -> TwinRun:
         if len(history) >= max_evaluations or time.perf_counter() > deadline:
             raise _Budget()
-        run = run_twin(k, cons, sat, sim_cap, seed)
+        k = k.with_(op=_buildable_op(k, k.op))  # a mode whose reserve the OP cannot hold: the least OP that can
+        try:
+            run = run_twin(k, cons, sat, sim_cap, seed)
+        except SsdlabError as err:  # knobs the core refuses (GC cannot free a block): not a twin
+            history.append({"knobs": k.as_dict(), "loss": None, "refused": str(err)})
+            say(f"fit: evaluation {len(history)}: refused by the simulator ({err})")
+            return TwinRun(k)
         errs = figure_errors(run, mc, ms)
         run.loss = _loss(errs)
         history.append({"knobs": k.as_dict(), "loss": run.loss,
@@ -357,7 +363,8 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     except _Budget:
         say("fit: the budget is spent; the best twin so far is kept")
     if not best:
-        raise SsdlabError(f"the budget of {budget_s:g} s allowed no simulation of the twin; raise --budget")
+        raise SsdlabError(f"no twin within the budget of {budget_s:g} s and {max_evaluations} simulations "
+                          f"({len(history)} tried, none the simulator could run); raise --budget")
     twin = best[0]
     k = twin.knobs
     table["gc_mode"].value = k.gc_mode
@@ -420,7 +427,19 @@ def _op_for_spare(k: Knobs, spare: float) -> float:
     spare = max(spare, 0.002)
     op = k.op
     for _ in range(2):
-        op = min(max(op + (spare - _effective(k.with_(op=op))), BOUNDS["op"][0]), BOUNDS["op"][1])
+        op = min(max(op + (spare - _effective(k.with_(op=_buildable_op(k, op)))), BOUNDS["op"][0]), BOUNDS["op"][1])
+    return _buildable_op(k, op)
+
+
+def _buildable_op(k: Knobs, op: float) -> float:
+    """`op`, or the smallest OP above it (in steps of 25 %) that leaves the GC mode its free-block
+    reserve (clean-up-later keeps tens of blocks per die; a low OP cannot hold them)."""
+    for _ in range(12):
+        try:
+            k.with_(op=op).config()
+            return op
+        except SsdlabError:
+            op = min(op * 1.25, BOUNDS["op"][1])
     return op
 
 
