@@ -264,6 +264,16 @@ def _add_pts_report() -> None:
 _add_pts_report()  # ssdlab pts report: not a scenario, the PTS results' report
 
 
+def _add_fit() -> None:
+    from ssdlab.fit.commands import fit_command, predict_command
+
+    cli.add_command(fit_command)
+    cli.add_command(predict_command)
+
+
+_add_fit()  # ssdlab fit / predict: plain commands (they read measurements and a drive file, not a scenario's options)
+
+
 # -- entry point -----------------------------------------------------------------------------------
 
 
