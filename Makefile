@@ -52,7 +52,7 @@ bench-scaling: ## The README's scaling table: 32 / 128 / 256 / 1024 GB, median o
 bench-serve: install ## ssdlab serve beside nbdkit: 4 KiB QD32 IOPS (virtual clock), real-clock latency, transport cost, memory
 	$(PY) scripts/bench_serve.py
 
-bench-pts: ## PTS speed: the full PTS-E IOPS, throughput and latency tests, then pts all, on the default 256 GB drive (wall s each)
-	@for t in iops throughput latency all; do rm -rf runs/bench-pts-$$t; \
-	  /usr/bin/env time -f "pts $$t: %e s wall, %U s user, %M KB peak RSS" $(VENV)/bin/ssdlab pts $$t -q --out runs/bench-pts-$$t; done
+bench-pts: ## PTS speed: the full PTS-E IOPS, throughput and latency tests, then pts all, on the default 256 GB drive (wall and CPU s each, load average)
+	@for t in iops throughput latency all; do rm -rf runs/bench-pts-$$t; echo "load before pts $$t: $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	  /usr/bin/env time -f "pts $$t: %e s wall, %U s user + %S s sys CPU, %M KB peak RSS" $(VENV)/bin/ssdlab pts $$t -q --out runs/bench-pts-$$t; done
 	@python3 -c "import json; s = json.load(open('runs/bench-pts-all/summary.json')); [print(f\"  {t['test']:<10} {t['wall_seconds']:>7.1f} s wall\") for t in s['tests']]"

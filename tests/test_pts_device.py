@@ -175,6 +175,16 @@ def test_latency_on_a_file(tmp_path: Path) -> None:
     little = rows["iops"] * rows["mean_latency_us"] / 1e6
     assert little.between(0.5, 1.01).all(), little.describe()
     assert all("iodepth=1\n" in t and "numjobs" not in t for t in job_files(tmp_path / "out") if "rw=rand" in t)
+    # the response-time histograms are fio's json+ bins: each cell's holds every IO of the window's rounds
+    first, last = res.summary["steady_state"]["window_rounds"]
+    window = rows[(rows["round"] >= first) & (rows["round"] <= last)]
+    from ssdlab.scenarios.pts_latency import cell_name
+
+    for (m, b), cell in window.groupby(["read_pct", "block_bytes"]):
+        n = res.summary["histogram_responses"][cell_name(int(m), int(b))]
+        assert n == (cell["read_ios"] + cell["write_ios"]).sum() > 0, (m, b)
+        mine = res.histograms[res.histograms["point"] == cell_name(int(m), int(b))]
+        assert mine["count"].sum() == n and mine["high_us"].iloc[-1] >= cell["max_latency_us"].max() * (1 - 1e-9)
 
 
 # -- WSAT: the per-second series from fio's windowed logs ------------------------------------------------
@@ -412,3 +422,164 @@ def test_throughput_over_nbd_agrees_with_the_native_run(tmp_path: Path) -> None:
         assert rested > want["read_mb_s"] * 1.03  # the mechanism: idle before the reads speeds them up
         assert want["read_mb_s"] * 0.97 <= got["read_mb_s"] <= rested * 1.03, (got["read_mb_s"], want["read_mb_s"],
                                                                                rested)
+
+
+# -- CBW, DIRTH and pts all on a device; response-time histograms from fio's json+ bins -----------------
+
+
+def _plat_idx_to_val(idx: int) -> int:
+    """fio's stat.c ``plat_idx_to_val`` (FIO_IO_U_PLAT_BITS 6): a json+ bin's key from its index."""
+    if idx < 128:
+        return idx
+    error_bits = (idx >> 6) - 1
+    base = 1 << (error_bits + 6)
+    return int(base + ((idx % 64) + 0.5) * (1 << error_bits))
+
+
+def test_a_json_plus_bin_s_range_is_fio_s() -> None:
+    # every bin of fio's first 20 groups (1 ns ... ~1 s): its key inside its range, the ranges one
+    # after another without a gap or an overlap, each 1/64 of its power of two wide
+    previous_high = -1
+    for idx in range(20 * 64):
+        key = _plat_idx_to_val(idx)
+        low, high = ptsdev.bin_bounds(key)
+        assert low <= key <= high and low == previous_high + 1, (idx, key, low, high)
+        assert high - low + 1 == (1 if key < 128 else 1 << (key.bit_length() - 7))
+        previous_high = high
+    parts = [{"total_ios": 3, "lat_ns": {"bins": {"100": 2, "1000000": 1}}},
+             {"total_ios": 1, "lat_ns": {"bins": {"100": 1}}}, {"total_ios": 0, "lat_ns": {"bins": {"7": 5}}}]
+    # 1,000,000 ns: msb 19, bins of 2^13 ns, key the middle
+    assert ptsdev.buckets(parts) == [[100, 100, 3], [1_000_000 - 4096, 1_000_000 + 4095, 1]]
+
+
+def test_cbw_s_stimulus_is_fio_s_bssplit_and_zoned_distribution(tmp_path: Path) -> None:
+    """The job a CBW point becomes on a device: fio accepts it (--parse-only), and ssdlab's fio
+    reader (checked against fio elsewhere) reads it back as the simulated point's stimulus."""
+    from ssdlab.fio import jobfile, planner
+    from ssdlab.pts import sweep
+    from ssdlab.scenarios.pts_cbw import STIMULUS
+
+    step = sweep.point_step(STIMULUS, sweep.SweepPoint(4, 8), span_bytes=64 * MIB, seconds=1.0, seed=3)
+    opts = ptsdev._job_options(step["workloads"][0], 4, 64 * MIB)
+    assert opts["bssplit"].startswith("512/4:1024/1:") and opts["blockalign"] == 512
+    assert opts["random_distribution"] == "zoned:50/5:30/15:20/80" and opts["rwmixread"] == 40
+    text = "[cbw]\nfilename=" + str(tmp_path / "f.img") + "\n" + "".join(
+        f"{k}\n" if v is True else f"{k}={v}\n" for k, v in opts.items())
+    (tmp_path / "cbw.fio").write_text(text)
+    r = subprocess.run(["fio", "--parse-only", str(tmp_path / "cbw.fio")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    job = planner.plan(jobfile.parse_string(text), 64 * MIB).jobs[0].workload
+    want = STIMULUS.workload()
+    for key in ("rw", "read_fraction", "pattern", "block_sizes", "distribution"):
+        assert job[key] == want[key], key
+
+
+def _check_histogram_points(out: Path, res: Any) -> None:
+    """The max / mid / min points' histograms are their fio runs' json+ bins: every response of the
+    run's jobs is in them, and the largest lies in the last bucket."""
+    jobs = fio_jobs(out)
+    last_run = sorted((out / "fio").glob("*/fio.json"))[-1]
+    runs = json.loads(last_run.read_text())["jobs"]
+    names = sorted({j["jobname"] for j in runs})
+    assert len(names) == 3 and len(jobs) > len(runs)
+    for (key, p), name in zip(res.summary["histogram_points"].items(), names):
+        mine = [j for j in runs if j["jobname"] == name]
+        assert len(mine) == p["threads"]
+        ios = sum(j[d]["total_ios"] for j in mine for d in ("read", "write"))
+        top = max(j[d]["lat_ns"]["max"] for j in mine for d in ("read", "write") if j[d]["total_ios"])
+        cell = res.histograms[res.histograms["point"].str.startswith(f"{key} IOPS")]
+        assert p["responses"] == ios == cell["count"].sum()
+        assert cell["low_us"].iloc[-1] * 1e3 <= top <= cell["high_us"].iloc[-1] * 1e3
+        assert (cell["low_us"] <= cell["high_us"]).all() and cell["low_us"].is_monotonic_increasing
+        # the 5 9s from the buckets: the bucket's top, within fio's bin width (1/64) above fio's own
+        assert p["p99_999_latency_us"] <= p["p99_999_from_histogram_us"] <= p["p99_999_latency_us"] * (1 + 1 / 32)
+
+
+@pytest.mark.slow
+def test_cbw_on_a_file(tmp_path: Path) -> None:
+    # slow: 5 rounds of 49 points, fio starting each ~0.35 s after the one before it
+    from ssdlab.pts.demand import DemandResult
+    from ssdlab.scenarios.pts_cbw import STIMULUS
+
+    r = run(["pts", "cbw", "--device", str(tmp_path / "f.img"), "--capacity", "64MiB", "--round-s", "0.1",
+             "--rounds-max", "5", "-q", "--out", str(tmp_path / "out")], tmp_path, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    res = DemandResult.load(tmp_path / "out")
+    s = res.summary
+    assert s["device_kind"] == "file" and s["write_cache"] == "as the device has it"
+    assert len(res.rounds) == 5 * 49 and s["steady_state"]["rounds_run"] == 5
+    sweep_jobs = [j for j in fio_jobs(tmp_path / "out") if j["jobname"] != "s0w0" or j["read"]["total_ios"]]
+    ios = sum(j[d]["total_ios"] for j in sweep_jobs for d in ("read", "write"))
+    moved = sum(j[d]["io_bytes"] for j in sweep_jobs for d in ("read", "write"))
+    reads = sum(j["read"]["total_ios"] for j in sweep_jobs)
+    assert moved / ios == pytest.approx(STIMULUS.mean_bytes, rel=0.05)  # 7.64 KiB: the size mix
+    assert reads / ios == pytest.approx(0.40, abs=0.02)
+    # the rows are fio's: a point's IOPS its jobs' IOs over their runtime
+    assert (res.rounds["read_ios"] + res.rounds["write_ios"]).sum() > 0
+    _check_histogram_points(tmp_path / "out", res)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(LOOP_SKIP), reason=LOOP_SKIP or "-")
+def test_dirth_on_a_loop_device(tmp_path: Path) -> None:
+    from ssdlab.pts.demand import DemandResult
+
+    img = tmp_path / "loop.img"
+    img.write_bytes(os.urandom(64 * MIB))
+    r = subprocess.run(["losetup", "--find", "--show", str(img)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot attach a loop device: {r.stderr.strip()}")
+    dev = r.stdout.strip()
+    try:
+        r = run(["pts", "dirth", "--device", dev, "--yes-destroy-data", "--round-s", "0.1", "--rounds-max", "5",
+                 "-q", "--out", str(tmp_path / "out")], tmp_path, timeout=1200)
+        assert r.returncode == 0, r.stderr
+    finally:
+        subprocess.run(["losetup", "--detach", dev], capture_output=True)
+    res = DemandResult.load(tmp_path / "out")
+    s = res.summary
+    assert s["device_kind"] == "block" and s["direct"] is True and s["purge"].startswith("blkdiscard")
+    texts = job_files(tmp_path / "out")
+    assert all("bs=8192\n" in t for t in texts)
+    assert all("rwmixread=65" in t for t in texts[1:]) and "rw=randwrite" in texts[0]  # precondition: writes
+    _check_histogram_points(tmp_path / "out", res)
+
+
+@pytest.mark.slow
+def test_pts_all_on_a_file(tmp_path: Path) -> None:
+    # slow: eight tests, HIR's idle times are the spec's (105 s of sleep)
+    r = run(["pts", "all", "--device", str(tmp_path / "f.img"), "--capacity", "32MiB", "--round-s", "0.05",
+             "--rounds-max", "5", "--xsr-minutes", "0.01,0.01,0.01", "--hir-segments", "1", "-q",
+             "--out", str(tmp_path / "out")], tmp_path, timeout=3000)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    s = json.loads((out / "summary.json").read_text())
+    assert [t["test"] for t in s["tests"]] == ["iops", "throughput", "latency", "wsat", "hir", "xsr", "cbw", "dirth"]
+    assert s["device_kind"] == "file" and not (out / "fio").exists()
+    for t in s["tests"]:
+        sub = json.loads((out / t["directory"] / "summary.json").read_text())
+        # each test from its own purge, with its own fio runs in its own directory
+        assert sub["device_kind"] == "file" and sub["purge"] and sub["fio_runs"] >= 1
+        assert len(list((out / t["directory"] / "fio").glob("*/fio.json"))) == sub["fio_runs"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["pts", "cbw", "--drive", "mlc-256"], "--drive applies to simulated drives only"),
+    (["pts", "dirth", "--capacity", "64MiB", "--write-cache", "off"], "--write-cache applies to simulated drives only"),
+    (["pts", "cbw", "--capacity", "512KiB"], "holds no 1 MiB request"),
+    (["pts", "all", "--drive", "mlc-256"], "--drive applies to simulated drives only"),
+    (["pts", "all", "--capacity", "64MiB", "--write-cache", "on"], "--write-cache applies to simulated drives only"),
+])
+def test_bad_cbw_dirth_and_all_device_runs_leave_nothing(tmp_path: Path, args: List[str], needle: str) -> None:
+    r = run(args + ["--device", str(tmp_path / "new.img"), "--out", str(tmp_path / "out")], tmp_path)
+    one_line_error(r, needle)
+    assert not (tmp_path / "new.img").exists() and not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob(".ssdlab-stage-*"))
+
+
+def test_pts_all_on_an_existing_file_needs_the_confirmation(tmp_path: Path) -> None:
+    img = tmp_path / "data.img"
+    img.write_bytes(b"\x01" * MIB)
+    r = run(["pts", "all", "--device", str(img), "--out", str(tmp_path / "out")], tmp_path)
+    one_line_error(r, "--yes-destroy-data")
+    assert img.read_bytes() == b"\x01" * MIB and not (tmp_path / "out").exists()

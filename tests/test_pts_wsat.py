@@ -92,3 +92,28 @@ def test_the_command_and_bad_values(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert status == 2 and err.startswith("ssdlab: error:") and len(err.splitlines()) == 1, (args, err)
         assert text in err, (args, err)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_clean_up_later_stalls_once_wsat_has_made_it_dirty() -> None:
+    """WSAT on clean-up-later (the Plextor M5M, seed 003) shows its 0-IOPS stalls, and when.
+
+    From a purge, k fills of random writes leave e^-k of the LBAs never written (1.8 % at 4 fills),
+    and those act as spare area: the GC's victims need fewer copies than in the consistency test
+    (which starts from a sequential fill) and the deferred cleaning keeps up, as 25 % spare area
+    keeps the M5M from stalling. The drive stops once its victims need more than its between-stall
+    budget: measured at 128 GB (write cache on, TC 4 x QD 32) first in the sample ending at 4.43
+    fills (WA 8.3), none within PTS's 4 x the user capacity (docs/pts.md, WSAT). 128 GB: at 16-32 GB
+    the drive's smaller blocks keep its WA below the budget and it never stalls (32 GB: 8 fills, WA
+    9.5, no stall)."""
+    r = pts_wsat(ssdlab.load_preset("clean-up-later").with_user_capacity("128GB"), capacity_multiple=5.5,
+                 write_cache="on")
+    s = r.samples
+    stalled = s[s["zero_seconds"] > 0]
+    assert len(stalled) >= 10 and r.summary["zero_iops_seconds"] >= 100
+    first = stalled.iloc[0]
+    assert 4.0 < first["drive_fills"] < 5.0 and first["write_amplification"] > 8.0
+    assert s[s["drive_fills"] <= 4.0]["zero_seconds"].sum() == 0
+    # stalls are whole seconds at 0 IOPS in the 1-s series, after the drive came to need them
+    zeros = r.series[r.series["iops"] == 0]["time_s"]
+    assert zeros.min() >= first["time_s"] and len(zeros) == r.summary["zero_iops_seconds"]

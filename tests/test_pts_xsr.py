@@ -51,3 +51,16 @@ def test_the_command_saves_and_loads(tmp_path: Path, capsys: pytest.CaptureFixtu
         assert main(["pts", "xsr", "-q", "--out", str(tmp_path / "o"), *args]) == 2
         err = capsys.readouterr().err
         assert err.startswith("ssdlab: error:") and len(err.splitlines()) == 1 and text in err, err
+
+
+def test_each_sample_has_its_own_maximum_response_time(tlc: PtsXsrResult) -> None:
+    # PTS's MRT per sample: the core's series keeps each interval's longest response
+    s = tlc.samples
+    assert s["max_latency_us"].notna().all()
+    assert (s["max_latency_us"] >= s["mean_latency_us"] * (1 - 1e-9)).all()
+    for g in tlc.summary["groups"]:
+        mine = s[s["group"] == g["group"]]
+        # the group's MRT is the largest response of the group (its drain after the last sample too)
+        assert mine["max_latency_us"].max() <= g["mrt_us"] * (1 + 1e-9)
+        assert mine["max_latency_us"].nunique() > len(mine) // 2  # each sample its own, not the group's
+    assert not any("MRT per access group" in d for d in tlc.summary["deviations"])

@@ -113,6 +113,28 @@ def plateau_share(iops: ArrayLike) -> float:
     return float(np.unique(nonzero, return_counts=True)[1].max()) / a.size
 
 
+def detrended_cv(iops: ArrayLike, window: int = 21) -> float:
+    """The scatter of a series about its own trend: the standard deviation of each second less the
+    centred `window`-second mean around it, over the series' mean (the ends, where the window does
+    not fit, left out). A drawn line, rising or not, gives ~0; a drive's second-to-second scatter
+    does not average away."""
+    x = np.asarray(iops, dtype=np.float64)
+    if x.size < window + 2 or x.mean() <= 0:
+        return 0.0
+    trend = np.convolve(x, np.ones(window) / window, mode="valid")
+    h = window // 2
+    return float(np.std(x[h : x.size - h] - trend) / x.mean())
+
+
+def climb(result: ConsistencyResult) -> np.ndarray:
+    """A clean-up-later drive's seconds between its burst and its first stall (less 25 s, where
+    it bends down into the stall)."""
+    iops = result.iops["iops"].to_numpy(np.int64)
+    first = first_zero_second(iops)
+    start = int(np.ceil(result.summary["burst_s"])) + 2
+    return np.asarray(iops[start : (first if first is not None else iops.size) - 25])
+
+
 def max_autocorrelation(iops: ArrayLike, lags: range = range(2, 11)) -> float:
     """The largest |autocorrelation| of the series at `lags` (a deterministic rhythm shows up)."""
     x = np.asarray(iops, dtype=np.float64)
@@ -318,6 +340,12 @@ def _checks(r: _Runner) -> List[Check]:
         f"first 0-IOPS second at ≥ {limit:g} s",
         "never" if first is None else f"{first} s (burst to the cliff {u.summary['burst_s']:g} s)",
         first is not None and first >= limit)
+    up = climb(u)
+    cv_up = detrended_cv(up)
+    add("clean-up-later", "the climb to the first stall scatters",
+        "every phase of a real drive scatters second to second (issue 28: it was a drawn line, CV 0.01)",
+        "detrended CV ≥ 0.1 (each second less its 21-s mean)",
+        f"CV {cv_up:.2f} over {up.size} s", cv_up >= 0.1)
     us_ = _steady(u)
     zero_share = float((us_ == 0).mean())
     add("clean-up-later", "stalls to 0 IOPS in steady state",

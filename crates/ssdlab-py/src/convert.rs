@@ -23,6 +23,10 @@ pub fn series_to_dict(py: Python<'_>, s: Series) -> PyResult<Bound<'_, PyDict>> 
     d.set_item("read_latency_sum_ns", r.into_pyarray(py))?;
     d.set_item("write_latency_sum_ns", w.into_pyarray(py))?;
     d.set_item("trim_latency_sum_ns", t.into_pyarray(py))?;
+    let [r, w, t] = s.latency_max_ns;
+    d.set_item("read_latency_max_ns", r.into_pyarray(py))?;
+    d.set_item("write_latency_max_ns", w.into_pyarray(py))?;
+    d.set_item("trim_latency_max_ns", t.into_pyarray(py))?;
     d.set_item("host_units", s.host_units.into_pyarray(py))?;
     d.set_item("host_bytes", s.host_bytes.into_pyarray(py))?;
     d.set_item("nand_units", s.nand_units.into_pyarray(py))?;

@@ -27,6 +27,9 @@ pub struct Series {
     pub ios: [Vec<u64>; 3],
     pub bytes: [Vec<u64>; 3],
     pub latency_sum_ns: [Vec<u64>; 3],
+    /// The longest response time of the IOs that completed in each interval (0: none did):
+    /// PTS's MRT per sample (XSR).
+    pub latency_max_ns: [Vec<u64>; 3],
     pub host_units: Vec<u64>,
     /// Bytes the host's writes carried (the denominator of write amplification: a write of part
     /// of a unit counts one unit in `host_units` but only its own bytes here).
@@ -59,6 +62,11 @@ impl Series {
         bump(&mut self.ios[k], i, 1);
         bump(&mut self.bytes[k], i, bytes);
         bump(&mut self.latency_sum_ns[k], i, latency_ns);
+        let top = &mut self.latency_max_ns[k];
+        if i >= top.len() {
+            top.resize(i + 1, 0);
+        }
+        top[i] = top[i].max(latency_ns);
     }
 
     /// Adds the host units and bytes written from `before` to `after` by an IO submitted in
@@ -95,6 +103,7 @@ impl Series {
             .iter_mut()
             .chain(self.bytes.iter_mut())
             .chain(self.latency_sum_ns.iter_mut())
+            .chain(self.latency_max_ns.iter_mut())
             .chain([
                 &mut self.host_units,
                 &mut self.host_bytes,
@@ -108,8 +117,8 @@ impl Series {
     }
 
     /// Adds another series' host-side columns (IOs, bytes, latency sums, host units and bytes)
-    /// interval by interval: the series of jobs that ran together, summed. The NAND columns are
-    /// the drive's and are left alone.
+    /// interval by interval, and keeps the larger of the two maximum latencies: the series of
+    /// jobs that ran together, summed. The NAND columns are the drive's and are left alone.
     pub fn add_host(&mut self, other: &Series) {
         self.add_host_at(other, 0);
     }
@@ -129,6 +138,13 @@ impl Series {
             add(&mut self.ios[k], &other.ios[k]);
             add(&mut self.bytes[k], &other.bytes[k]);
             add(&mut self.latency_sum_ns[k], &other.latency_sum_ns[k]);
+            let (a, b) = (&mut self.latency_max_ns[k], &other.latency_max_ns[k]);
+            if a.len() < at + b.len() {
+                a.resize(at + b.len(), 0);
+            }
+            for (x, y) in a[at..].iter_mut().zip(b) {
+                *x = (*x).max(*y);
+            }
         }
         add(&mut self.host_units, &other.host_units);
         add(&mut self.host_bytes, &other.host_bytes);
@@ -283,8 +299,31 @@ impl LatencyRecorder {
 
 #[cfg(test)]
 mod tests {
-    use super::{IntervalClock, LatencyRecorder};
+    use super::{IntervalClock, LatencyRecorder, Series};
+    use crate::drive::IoKind;
     use proptest::prelude::*;
+
+    /// Each interval keeps the longest response of the IOs that completed in it (PTS's MRT per
+    /// sample), per direction; jobs run together keep the larger, at their offset.
+    #[test]
+    fn each_interval_keeps_its_longest_response() {
+        let mut s = Series::new(1_000);
+        s.completed(0, IoKind::Write, 4096, 700);
+        s.completed(0, IoKind::Write, 4096, 9_000);
+        s.completed(0, IoKind::Write, 4096, 300);
+        s.completed(2, IoKind::Write, 4096, 50);
+        s.completed(2, IoKind::Read, 4096, 80_000);
+        assert_eq!(s.latency_max_ns[1], vec![9_000, 0, 50]);
+        assert_eq!(s.latency_max_ns[0], vec![0, 0, 80_000]);
+        assert_eq!(s.latency_sum_ns[1], vec![10_000, 0, 50]);
+        let mut other = Series::new(1_000);
+        other.completed(0, IoKind::Write, 4096, 20_000);
+        other.completed(1, IoKind::Write, 4096, 10);
+        s.add_host_at(&other, 1);
+        assert_eq!(s.latency_max_ns[1], vec![9_000, 20_000, 50]);
+        s.resize(4);
+        assert_eq!(s.latency_max_ns[1], vec![9_000, 20_000, 50, 0]);
+    }
 
     /// The histogram's 3 significant digits hold at the tail: the 99.999th percentile of a
     /// million latencies is the exact order statistic within 0.1 % (hdrhistogram reports the

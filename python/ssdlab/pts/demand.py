@@ -42,7 +42,11 @@ OPTIONS = (
 
 
 def run(name: str, stimulus: sweep.Stimulus, what: str, config: procedures.Config, *, variant: str, rounds_max: int,
-        round_s: float, write_cache: Optional[str], seed: int, progress: Any, label: Optional[str]) -> DemandResult:
+        round_s: float, write_cache: Optional[str], seed: int, progress: Any, label: Optional[str],
+        device: Any = None) -> DemandResult:
+    """The test on a simulated drive of `config`, or with `device` (a `ssdlab.pts.device.DeviceDrive`)
+    the same steps through fio."""
+    from ssdlab.pts.device import annotate
     from ssdlab.simulate import Simulator
 
     cfg = procedures.resolve_config(config)
@@ -51,9 +55,15 @@ def run(name: str, stimulus: sweep.Stimulus, what: str, config: procedures.Confi
     v = VARIANTS[variant]
     rounds = pto.check_rounds_max(rounds_max, "rounds max")
     seconds = pto.check_round_s(round_s, "round seconds")
-    cache = pto.write_cache_enabled(v, write_cache)
     seed = procedures.check_seed(seed)
-    sim = Simulator(cfg, seed)
+    if device is None:
+        cache: Optional[bool] = pto.write_cache_enabled(v, write_cache)
+        cache_label = pto.cache_label(bool(cache))
+        sim = Simulator(cfg, seed)
+    else:  # a device keeps its own write cache (an override is refused before anything runs)
+        cache, cache_label = None, pto.apply_write_cache(device, v, write_cache, on_device=True)
+        sim = device
+        cfg = sim.config
     span = active_bytes(sim.user_bytes, v.active_range_pct, ALIGN)
     started = time.perf_counter()
     pre = sim.run_steps(sweep.precondition_steps(stimulus, user_bytes=sim.user_bytes, span_bytes=span,
@@ -66,12 +76,13 @@ def run(name: str, stimulus: sweep.Stimulus, what: str, config: procedures.Confi
     params = {"variant": variant, "spec": v.spec, "active_range_pct": v.active_range_pct, "active_bytes": span,
               "round_s": seconds, "rounds_max": rounds, "read_pct": stimulus.read_pct,
               "block_bytes": stimulus.block_bytes, "block_sizes": [list(b) for b in stimulus.block_sizes],
-              "zones": [list(z) for z in stimulus.zones], "write_cache": pto.cache_label(cache),
+              "zones": [list(z) for z in stimulus.zones], "write_cache": cache_label,
               "write_cache_override": write_cache}
-    return DemandResult.from_run(name=name, what=what, label=label if label is not None else
-                                 f"{cfg.name} · PTS {what} ({v.spec})", config=cfg, pre=pre, rows=rows,
-                                 verdict=verdict, runs=runs, params=params, seed=seed, simulated_seconds=sim.now_s,
-                                 wall_seconds=time.perf_counter() - started)
+    return annotate(DemandResult.from_run(name=name, what=what, label=label if label is not None else
+                                          f"{cfg.name} · PTS {what} ({v.spec})", config=cfg, pre=pre, rows=rows,
+                                          verdict=verdict, runs=runs, params=params, seed=seed,
+                                          simulated_seconds=sim.now_s, wall_seconds=time.perf_counter() - started),
+                    sim)
 
 
 def derive(seed: int) -> int:

@@ -275,6 +275,8 @@ class DeviceDrive:
         phase = {"label": first.get("label", ""), "ios": ios, "bytes": moved, "latency": [lat[0], lat[1], None],
                  "latency_rw": both, "counters": {"host_write_bytes": 0, "nand_write_units": 0},
                  "start_ns": int(self._now * 1e9), "end_ns": int((self._now + seconds) * 1e9)}
+        if any(w.get("latency_histogram") for w in _workloads(step)):
+            phase["latency_histogram"] = buckets([r[d] for r in rows for d in ("read", "write")])
         interval = first.get("interval_ms")
         interval_s = float(interval) / 1000.0 if interval is not None else max(seconds, 1e-9)
         series = _series(rows, logged, workdir, seconds, interval_s, ios, moved)
@@ -282,6 +284,10 @@ class DeviceDrive:
         self._now += seconds
         return StepResult(index=index, kind=step["step"], label=phase["label"], start_s=start, end_s=self._now,
                           phase=phase, counters={}, free_blocks=0, interval_s=interval_s, series=series)
+
+
+def _workloads(step: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [step["workload"]] if step["step"] == "run" else list(step["workloads"] or [])
 
 
 def _first(step: Dict[str, Any]) -> Dict[str, Any]:
@@ -324,6 +330,16 @@ def _job_options(w: Dict[str, Any], numjobs: int, device_bytes: int) -> Dict[str
                             "size": span // bs * bs}
     if rw == "mixed":
         opts["rwmixread"] = int(round(100 * float(w.get("read_fraction", 0.5))))
+    sizes = w.get("block_sizes")
+    if sizes:  # CBW's size mix: fio's bssplit, offsets aligned to its smallest size (as the core's)
+        opts["bssplit"] = ":".join(f"{int(b['bytes'])}/{float(b['pct']):g}" for b in sizes)
+        opts["blockalign"] = min(int(b["bytes"]) for b in sizes)
+    dist = w.get("distribution")
+    if dist:
+        if dist.get("kind") != "zoned":
+            raise SsdlabError(f"a {dist.get('kind')} access distribution cannot run on a device")
+        opts["random_distribution"] = "zoned:" + ":".join(
+            f"{float(z['access_pct']):g}/{float(z['size']):g}" for z in dist["zones"])
     if pattern == "random":
         opts.update({"norandommap": True, "randrepeat": 0, "random_generator": "tausworthe64"})
     if numjobs > 1:
@@ -364,6 +380,32 @@ def _latency(parts: Sequence[Dict[str, Any]]) -> Optional[Dict[str, float]]:
     rank = max(int(math.ceil(0.99999 * n)), 1)
     tail = top if rank >= n or not bins else min(_percentile(bins, 99.999), top)
     return {"mean_ns": mean, "max_ns": top, "p99_999_ns": tail, "count": n}
+
+
+def bin_bounds(key: int) -> Tuple[int, int]:
+    """The values (ns) one of fio's json+ latency bins holds, from its key. fio keeps 64 bins per
+    power of two (``FIO_IO_U_PLAT_BITS`` 6): below 128 ns a bin is one value, the key itself; above,
+    a bin of value v is 2^(⌊log2 v⌋ − 6) wide and its key is its middle (stat.c
+    ``plat_idx_to_val``: base + (k + 0.5) × width)."""
+    if key < 128:
+        return key, key
+    width = 1 << (key.bit_length() - 1 - 6)
+    low = key - width // 2
+    return low, low + width - 1
+
+
+def buckets(parts: Sequence[Dict[str, Any]]) -> List[List[int]]:
+    """The response times of `parts` (per-job, per-direction JSON) as the core's histogram buckets
+    ``[lowest ns, highest ns, count]`` (`ssdlab.pts.histogram`): fio's json+ total-latency bins
+    added over the parts, each bin's range from `bin_bounds`. fio's bins are 1/64 of a power of two
+    wide (within ~1.6 %), coarser than the simulator's 1/1024."""
+    bins: Dict[int, int] = {}
+    for p in parts:
+        if int(p.get("total_ios", 0)) <= 0:
+            continue
+        for k, v in ((p.get("lat_ns") or {}).get("bins") or {}).items():
+            bins[int(k)] = bins.get(int(k), 0) + int(v)
+    return [[*bin_bounds(k), bins[k]] for k in sorted(bins) if bins[k] > 0]
 
 
 def _percentile(bins: Dict[int, int], pct: float) -> float:

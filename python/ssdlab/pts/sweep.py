@@ -94,18 +94,20 @@ def write_cache_step(enabled: bool) -> Dict[str, Any]:
     return {"step": "write_cache", "enabled": bool(enabled)}
 
 
-def precondition_steps(stimulus: Stimulus, *, user_bytes: int, span_bytes: int, write_cache: bool, seed: int
-                       ) -> List[Dict[str, Any]]:
+def precondition_steps(stimulus: Stimulus, *, user_bytes: int, span_bytes: int, write_cache: Optional[bool],
+                       seed: int) -> List[Dict[str, Any]]:
     """Purge (secure erase), the write cache set, then the preconditioning: the stimulus as 100 %
     writes at TC 32 × QD 32 over the active range ([YF]: "composite 100% W at TC32/QD32"), twice
     the user capacity in all (ssdlab's choice, as HIR's: a fixed amount instead of [YF]'s rounds to
-    steady state; the sweep's own rounds then run to steady state)."""
+    steady state; the sweep's own rounds then run to steady state). `write_cache` None (a device,
+    which keeps its own) sets nothing."""
     per_thread = max(2 * user_bytes // TRACKED.threads // stimulus.block_bytes * stimulus.block_bytes,
                      stimulus.block_bytes)
     workloads = [{"label": f"precondition T{t + 1}", **stimulus.workload(read_pct=0), "queue_depth": TRACKED.queue_depth,
                   "span_bytes": span_bytes, "byte_limit": per_thread, "interval_ms": 60_000.0,
                   "seed": derive_seed(seed, t)} for t in range(TRACKED.threads)]
-    return [{"step": "secure_erase"}, write_cache_step(write_cache), {"step": "run_together", "workloads": workloads}]
+    cache = [] if write_cache is None else [write_cache_step(write_cache)]
+    return [{"step": "secure_erase"}, *cache, {"step": "run_together", "workloads": workloads}]
 
 
 def point_step(stimulus: Stimulus, point: SweepPoint, *, span_bytes: int, seconds: float, seed: int,

@@ -19,6 +19,8 @@ import click
 
 from ssdlab import cli_values as cv
 from ssdlab.pts import options as pto
+from ssdlab.pts.device import DEVICE_OPTIONS
+from ssdlab.sizes import format_size
 from ssdlab.scenarios.base import Opt, Scenario
 
 __all__ = ["HIR_SEGMENTS", "OPTIONS", "SCENARIO", "TESTS", "XSR_MINUTES", "pts_all"]
@@ -61,21 +63,23 @@ OPTIONS = (
 
 
 def _runs(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], xsr_minutes: Tuple[float, ...],
-          hir_segments: int, seed: int) -> List[Tuple[str, Callable[[Any, Any], Any]]]:
+          hir_segments: int, seed: int) -> List[Tuple[str, Callable[[Any, Any, Any], Any]]]:
+    """Each test as ``run(config, progress, device)`` (`device` None: a simulated drive of `config`)."""
     from ssdlab.scenarios import (pts_cbw, pts_dirth, pts_hir, pts_iops, pts_latency, pts_throughput, pts_wsat,
                                   pts_xsr)
 
     common = {"variant": variant, "write_cache": write_cache, "seed": seed}
     rounds = {"rounds_max": rounds_max, "round_s": round_s}
     return [
-        ("iops", lambda cfg, p: pts_iops.pts_iops(cfg, **common, **rounds, progress=p)),
-        ("throughput", lambda cfg, p: pts_throughput.pts_throughput(cfg, **common, **rounds, progress=p)),
-        ("latency", lambda cfg, p: pts_latency.pts_latency(cfg, **common, **rounds, progress=p)),
-        ("wsat", lambda cfg, p: pts_wsat.pts_wsat(cfg, **common, sample_s=whole_seconds(round_s))),
-        ("hir", lambda cfg, p: pts_hir.pts_hir(cfg, **common, segments=hir_segments, round_s=round_s)),
-        ("xsr", lambda cfg, p: pts_xsr.pts_xsr(cfg, **common, phase_minutes=xsr_minutes, sample_s=round_s)),
-        ("cbw", lambda cfg, p: pts_cbw.pts_cbw(cfg, **common, **rounds, progress=p)),
-        ("dirth", lambda cfg, p: pts_dirth.pts_dirth(cfg, **common, **rounds, progress=p)),
+        ("iops", lambda cfg, p, d: pts_iops.pts_iops(cfg, **common, **rounds, progress=p, device=d)),
+        ("throughput", lambda cfg, p, d: pts_throughput.pts_throughput(cfg, **common, **rounds, progress=p, device=d)),
+        ("latency", lambda cfg, p, d: pts_latency.pts_latency(cfg, **common, **rounds, progress=p, device=d)),
+        ("wsat", lambda cfg, p, d: pts_wsat.pts_wsat(cfg, **common, sample_s=whole_seconds(round_s), device=d)),
+        ("hir", lambda cfg, p, d: pts_hir.pts_hir(cfg, **common, segments=hir_segments, round_s=round_s, device=d)),
+        ("xsr", lambda cfg, p, d: pts_xsr.pts_xsr(cfg, **common, phase_minutes=xsr_minutes, sample_s=round_s,
+                                                  device=d)),
+        ("cbw", lambda cfg, p, d: pts_cbw.pts_cbw(cfg, **common, **rounds, progress=p, device=d)),
+        ("dirth", lambda cfg, p, d: pts_dirth.pts_dirth(cfg, **common, **rounds, progress=p, device=d)),
     ]
 
 
@@ -103,10 +107,15 @@ def _verdict(summary: Dict[str, Any]) -> str:
 
 def pts_all(config: Any = None, out_dir: Any = None, *, variant: str = "enterprise", rounds_max: int = 25,
             round_s: float = 60.0, write_cache: Optional[str] = None, xsr_minutes: Tuple[float, ...] = XSR_MINUTES,
-            hir_segments: int = HIR_SEGMENTS, seed: int = 1, echo: Callable[[str], None] = lambda _s: None
-            ) -> Dict[str, Any]:
+            hir_segments: int = HIR_SEGMENTS, seed: int = 1, echo: Callable[[str], None] = lambda _s: None,
+            device: Any = None) -> Dict[str, Any]:
     """Runs every PTS test on `config` and saves each into `out_dir`/TEST; returns the run's
-    summary (each test's wall seconds and verdict), also written as `out_dir`/summary.json."""
+    summary (each test's wall seconds and verdict), also written as `out_dir`/summary.json.
+
+    With `device` (a `ssdlab.pts.device.DeviceDrive`, opened with the confirmations by
+    `ssdlab.pts.device.open_device`) every test runs through fio on it, each from its own purge,
+    with fio's files in `out_dir`/TEST/fio; `out_dir` is then the device run's staging directory,
+    which the caller commits."""
     from ssdlab import procedures
     from ssdlab.results import check_output_dir, write_summary
     from ssdlab.scenarios.command import save
@@ -114,7 +123,7 @@ def pts_all(config: Any = None, out_dir: Any = None, *, variant: str = "enterpri
     from ssdlab.pts.rounds import VARIANTS
     from ssdlab.scenarios import pts_xsr
 
-    cfg = procedures.resolve_config(config)
+    cfg = procedures.resolve_config(config) if device is None else device.config
     # every option checked before the first test runs, so a bad one writes nothing
     if variant not in VARIANTS:
         from ssdlab.errors import SsdlabError
@@ -122,11 +131,13 @@ def pts_all(config: Any = None, out_dir: Any = None, *, variant: str = "enterpri
         raise SsdlabError(f"variant must be client or enterprise, got {variant!r}")
     pto.check_rounds_max(rounds_max, "rounds max")
     pto.check_round_s(round_s, "round seconds")
+    if device is not None:
+        pto.apply_write_cache(device, VARIANTS[variant], write_cache, on_device=True)  # refuses an override
     pto.write_cache_enabled(VARIANTS[variant], write_cache)
     xsr_minutes = pts_xsr._phase_minutes(xsr_minutes, "XSR minutes")
     _segments(hir_segments, "HIR segments")
     seed = procedures.check_seed(seed)
-    out = check_output_dir(out_dir, NAME)
+    out = check_output_dir(out_dir, NAME) if device is None else Path(out_dir)
     tests: List[Dict[str, Any]] = []
     started = time.perf_counter()
     runs = _runs(variant, rounds_max, round_s, write_cache, tuple(xsr_minutes), hir_segments, seed)
@@ -137,8 +148,13 @@ def pts_all(config: Any = None, out_dir: Any = None, *, variant: str = "enterpri
         def each_round(r: int, *_rest: Any, name: str = name, t0: float = t0) -> None:
             echo(f"    {name} round {r} ({time.perf_counter() - t0:.0f} s)")
 
-        result = run(cfg, each_round)
-        path = save(result, out / name, False)
+        if device is None:
+            result = run(cfg, each_round, None)
+            path = save(result, out / name, False)
+        else:
+            result = run(None, each_round, _fresh(device, out / name / "fio"))
+            path = out / name
+            result.save(path)
         wall = time.perf_counter() - t0
         tests.append({"test": name, "directory": name, "wall_seconds": wall,
                       "simulated_seconds": result.summary.get("simulated_seconds"),
@@ -148,13 +164,26 @@ def pts_all(config: Any = None, out_dir: Any = None, *, variant: str = "enterpri
                "variant": variant, "rounds_max": rounds_max, "round_s": round_s, "write_cache_override": write_cache,
                "xsr_minutes": list(xsr_minutes), "hir_segments": hir_segments, "tests": tests,
                "wall_seconds": time.perf_counter() - started}
+    if device is not None:
+        summary.update({"device": device.path, "device_kind": device.target.kind})
     write_summary(out, summary)
     return summary
 
 
+def _fresh(device: Any, workdir: Path) -> Any:
+    """`device` as a new `DeviceDrive` for the next test: its own fio directory, purges, fio runs,
+    gaps and clock (each test's summary states only its own)."""
+    from dataclasses import replace
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    return replace(device, workdir=workdir, notes=list(device.notes), purges=[], fio_runs=0, fio_version=None,
+                   gaps=[], _now=0.0)
+
+
 def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], xsr_minutes: Tuple[float, ...],
             hir_segments: int, drive: Optional[str], drive_file: Optional[str], capacity: Optional[int],
-            op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], quiet: bool) -> None:
+            op: Optional[float], gc: Optional[str], seed: int, out: Optional[str], quiet: bool,
+            device: Optional[str] = None, yes_destroy_data: bool = False, force_signatures: bool = False) -> None:
     """Every SNIA PTS test in sequence on a simulated drive, into one directory.
 
     IOPS, throughput, latency, WSAT, HIR, XSR, CBW and DIRTH, each from its own purge, into
@@ -166,14 +195,21 @@ def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional
     from ssdlab.results import check_output_dir
     from ssdlab.scenarios.command import default_out, header, sim_config
 
-    cfg = sim_config(drive, drive_file, capacity, op, gc)
-    out_dir = check_output_dir(out if out is not None else default_out(cfg.name, NAME), NAME)
     echo: Callable[[str], None] = (lambda _s: None) if quiet else (lambda s: click.echo(s, err=True))
-    if not quiet:
-        click.echo(header(cfg, f"PTS, every test ({', '.join(TESTS)}) into {out_dir}"), err=True)
-    preload.start()
-    summary = pts_all(cfg, out_dir, variant=variant, rounds_max=rounds_max, round_s=round_s, write_cache=write_cache,
-                      xsr_minutes=xsr_minutes, hir_segments=hir_segments, seed=seed, echo=echo)
+    options = {"variant": variant, "rounds_max": rounds_max, "round_s": round_s, "write_cache": write_cache,
+               "xsr_minutes": xsr_minutes, "hir_segments": hir_segments, "seed": seed, "echo": echo}
+    if device is not None:
+        summary = _on_device(device, out, capacity, yes_destroy_data, force_signatures, options)
+        out_dir = Path(summary.pop("_path"))
+    else:
+        if yes_destroy_data or force_signatures:
+            raise click.UsageError("--yes-destroy-data and --force-signatures apply to --device runs only")
+        cfg = sim_config(drive, drive_file, capacity, op, gc)
+        out_dir = check_output_dir(out if out is not None else default_out(cfg.name, NAME), NAME)
+        if not quiet:
+            click.echo(header(cfg, f"PTS, every test ({', '.join(TESTS)}) into {out_dir}"), err=True)
+        preload.start()
+        summary = pts_all(cfg, out_dir, **options)
     if quiet:
         return
     click.echo(f"Results in {Path(out_dir)}: summary.json, {', '.join(TESTS)}")
@@ -182,11 +218,52 @@ def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional
     click.echo(f"  wall time {summary['wall_seconds']:.1f}s")
 
 
+def _on_device(device: str, out: Optional[str], capacity: Optional[int], yes: bool, force: bool,
+               options: Dict[str, Any]) -> Dict[str, Any]:
+    """`pts all --device`: the device checked and confirmed once (`open_device`), every test on it,
+    the whole result staged and moved in at the end (a failed run leaves nothing)."""
+    import re
+
+    from ssdlab.pts.device import SIM_ONLY, _given, is_nbd_uri, open_device
+    from ssdlab.results import check_output_dir
+    from ssdlab.scenarios.command import default_out
+
+    ctx = click.get_current_context()
+    given = [o for o in SIM_ONLY if _given(ctx, o)]
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} applies to simulated drives only; it cannot be "
+                               "combined with --device")
+    from ssdlab.pts.rounds import VARIANTS
+
+    if options["variant"] in VARIANTS:  # an override of the device's write cache, before anything is opened
+        pto.apply_write_cache(None, VARIANTS[options["variant"]], options["write_cache"], on_device=True)
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(device).name if not is_nbd_uri(device) else "nbd").strip("-")
+    out_dir = check_output_dir(out if out is not None else default_out(safe or "device", NAME), NAME)
+    echo = options["echo"]
+    with open_device(device, capacity=capacity, yes_destroy_data=yes, force_signatures=force, out_dir=out_dir,
+                     depth=32, say=lambda line: echo(f"  {line}")) as (drive, stage):
+        echo(f"ssdlab: {device} ({drive.target.kind}, {format_size(drive.user_bytes)}): PTS, every test through fio "
+             f"({drive.engine}{', O_DIRECT' if drive.direct else ''})")
+        top = stage.path / "fio"  # each test keeps its fio files in TEST/fio
+        summary = pts_all(None, stage.path, device=drive, **options)
+        if top.is_dir() and not any(top.iterdir()):
+            top.rmdir()
+        summary["_path"] = str(stage.commit())
+    return summary
+
+
+def _device_help(command: Callable[..., None]) -> Callable[..., None]:
+    from ssdlab.pts.device import DEVICE_HELP
+
+    command.__doc__ = (command.__doc__ or "").rstrip() + "\n\n" + DEVICE_HELP
+    return command
+
+
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=_device_help(command),
     files=FILES,
     group="pts",
 )

@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from ssdlab import procedures
 from ssdlab.pts import demand, options as pto, sweep
+from ssdlab.pts.device import DEVICE_OPTIONS, with_device
 from ssdlab.scenarios.base import Scenario, default_of
 
 __all__ = ["BLOCK_SIZES", "FILES", "OPTIONS", "SCENARIO", "STIMULUS", "ZONES", "pts_cbw"]
@@ -46,13 +47,16 @@ def pts_cbw(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> demand.DemandResult:
     """PTS's composite block size workload on a simulated drive: purge, preconditioning, then
     rounds of the TC × QD sweep (32 × 32 … 1 × 1) of the composite stimulus until the IOPS at
     32 × 32 is steady, then the max / mid / min IOPS points' response-time histograms.
-    `progress(round, rows, verdict)` is called after every round."""
+    `progress(round, rows, verdict)` is called after every round. With `device` (a
+    `ssdlab.pts.device.DeviceDrive`) the same steps run through fio."""
     return demand.run(NAME, STIMULUS, "CBW", config, variant=variant, rounds_max=rounds_max, round_s=round_s,
-                      write_cache=write_cache, seed=seed, progress=progress, label=label)
+                      write_cache=write_cache, seed=seed, progress=progress, label=label,
+                      device=device)
 
 
 def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], drive: Optional[str],
@@ -75,8 +79,8 @@ def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_cbw, OPTIONS, NAME, FILES),
     result=demand.DemandResult,
     files=FILES,
     group="pts",

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from ssdlab import procedures
 from ssdlab.pts import demand, options as pto, sweep
+from ssdlab.pts.device import DEVICE_OPTIONS, with_device
 from ssdlab.scenarios.base import Scenario, default_of
 
 __all__ = ["FILES", "OPTIONS", "SCENARIO", "STIMULUS", "pts_dirth"]
@@ -39,12 +40,14 @@ def pts_dirth(
     seed: int = 1,
     progress: Any = None,
     label: Optional[str] = None,
+    device: Any = None,
 ) -> demand.DemandResult:
     """PTS's DIRTH on a simulated drive: purge, preconditioning, then rounds of the TC × QD sweep
     (32 × 32 … 1 × 1) of random 8 KiB requests, 65 % reads, until the IOPS at 32 × 32 is steady,
     then the max / mid / min IOPS points' response-time histograms."""
     return demand.run(NAME, STIMULUS, "DIRTH", config, variant=variant, rounds_max=rounds_max, round_s=round_s,
-                      write_cache=write_cache, seed=seed, progress=progress, label=label)
+                      write_cache=write_cache, seed=seed, progress=progress, label=label,
+                      device=device)
 
 
 def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional[str], drive: Optional[str],
@@ -67,8 +70,8 @@ def command(variant: str, rounds_max: int, round_s: float, write_cache: Optional
 SCENARIO = Scenario(
     name=NAME,
     options=OPTIONS,
-    groups=(SIM_NO_REPORT,),
-    command=command,
+    groups=(SIM_NO_REPORT, DEVICE_OPTIONS),
+    command=with_device(command, pts_dirth, OPTIONS, NAME, FILES),
     result=demand.DemandResult,
     files=FILES,
     group="pts",

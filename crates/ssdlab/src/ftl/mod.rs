@@ -151,6 +151,8 @@ pub struct Ftl {
     /// it owes, in slots.
     active: Vec<Option<ActiveVictim>>,
     active_credit: Vec<f64>,
+    /// Clean up later: the copy debt at which each die next pays (`gc.rs`, `LazyChunks`).
+    lazy_chunks: Option<gc::LazyChunks>,
     /// Set by a clean-up-later batch: the host waits until then.
     stall: Option<SimTime>,
     idle_gc: Option<IdleGc>,
@@ -274,6 +276,9 @@ impl Ftl {
             gc_due: std::collections::BinaryHeap::new(),
             active: vec![None; dies],
             active_credit: vec![0.0; dies],
+            lazy_chunks: (cfg.ftl.gc_mode == GcMode::CleanUpLater).then(|| {
+                gc::LazyChunks::new(layout.dies, layout.units_per_program * slots_per_unit, seed)
+            }),
             stall: None,
             idle_gc: cfg.ftl.idle_gc.clone(),
             defrag_cursor: 0,
@@ -402,6 +407,9 @@ impl Ftl {
         }
         self.active.fill(None);
         self.active_credit.fill(0.0);
+        if let Some(c) = &mut self.lazy_chunks {
+            c.reset();
+        }
         self.engaged.fill(false);
         self.gc_due.clear();
         self.host_die = None;
