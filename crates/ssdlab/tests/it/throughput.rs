@@ -49,15 +49,14 @@ fn clean_iops_scale_with_dies_and_not_with_capacity() {
     assert!((bound(&full) / bound(&fewer) - 4.0).abs() < 0.01);
 }
 
-#[test]
-fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
-    // At QD1 with a write buffer, writes still complete at buffer speed; reads at QD1 see one die
-    // read (tR + transfer) each.
+/// `reads` on a 2 GiB `mlc-256` filled sequentially, after a second of idle that lets the
+/// buffered fill reach NAND: the drive and the reads' phase.
+fn after_a_fill(reads: Workload, seed: u64) -> (Drive, ssdlab::PhaseResult) {
     let cfg = presets::get("mlc-256")
         .unwrap()
         .with_user_capacity(2 << 30)
         .unwrap();
-    let mut drive = Drive::new(&cfg, 3).unwrap();
+    let mut drive = Drive::new(&cfg, seed).unwrap();
     let steps = [
         Step::SecureErase,
         Step::Run {
@@ -67,19 +66,27 @@ fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
                 ..Workload::default()
             },
         },
-        // Let the buffered fill data reach NAND first.
         Step::Idle { seconds: 1.0 },
-        Step::Run {
-            workload: Workload {
-                rw: ssdlab::Rw::Read,
-                queue_depth: 1,
-                io_limit: Some(10_000),
-                ..Workload::default()
-            },
-        },
+        Step::Run { workload: reads },
     ];
-    let results = run_steps(&mut drive, &steps, 3, &mut |_, _| true).unwrap();
-    let read = results[3].phase.as_ref().unwrap();
+    let mut results = run_steps(&mut drive, &steps, seed, &mut |_, _| true).unwrap();
+    let phase = results.swap_remove(3).phase.unwrap();
+    (drive, phase)
+}
+
+#[test]
+fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
+    // At QD1 with a write buffer, writes still complete at buffer speed; reads at QD1 see one die
+    // read (tR + transfer) each.
+    let (drive, read) = after_a_fill(
+        Workload {
+            rw: ssdlab::Rw::Read,
+            queue_depth: 1,
+            io_limit: Some(10_000),
+            ..Workload::default()
+        },
+        3,
+    );
     let lat = read.latency[0].as_ref().unwrap();
     let l = drive.layout();
     let expected = (l.t_command + l.t_read + l.t_xfer_unit).ns() as f64 + 4096.0 / 600e6 * 1e9;
@@ -90,37 +97,20 @@ fn queue_depth_one_is_bounded_by_one_program_at_a_time() {
     );
 }
 
-/// Reads at `queue_depth` and `block_bytes` over a 2 GiB `mlc-256` filled sequentially: (IOPS,
-/// mean latency in ns), from the measured seconds.
+/// Reads at `queue_depth` and `block_bytes` after [`after_a_fill`]: (IOPS, mean latency in ns),
+/// from the two measured seconds.
 fn read_run(queue_depth: u32, block_bytes: u64, pattern: ssdlab::Pattern) -> (f64, f64) {
-    let cfg = presets::get("mlc-256")
-        .unwrap()
-        .with_user_capacity(2 << 30)
-        .unwrap();
-    let mut drive = Drive::new(&cfg, 5).unwrap();
-    let steps = [
-        Step::SecureErase,
-        Step::Run {
-            workload: Workload {
-                pattern: ssdlab::Pattern::Sequential,
-                block_bytes: 1 << 20,
-                ..Workload::default()
-            },
+    let (_, read) = after_a_fill(
+        Workload {
+            rw: ssdlab::Rw::Read,
+            pattern,
+            block_bytes,
+            queue_depth,
+            duration_s: Some(2.0),
+            ..Workload::default()
         },
-        Step::Idle { seconds: 1.0 },
-        Step::Run {
-            workload: Workload {
-                rw: ssdlab::Rw::Read,
-                pattern,
-                block_bytes,
-                queue_depth,
-                duration_s: Some(2.0),
-                ..Workload::default()
-            },
-        },
-    ];
-    let results = run_steps(&mut drive, &steps, 5, &mut |_, _| true).unwrap();
-    let read = results[3].phase.as_ref().unwrap();
+        5,
+    );
     let ios: u64 = read.series.total_ios().iter().take(2).sum();
     (ios as f64 / 2.0, read.latency[0].as_ref().unwrap().mean_ns)
 }
