@@ -136,7 +136,7 @@ fn queued_reads_overlap_on_the_dies_up_to_the_link() {
     );
     // 128 KiB sequential reads at QD32 fill the link.
     let (seq, _) = read_run(32, 128 << 10, ssdlab::Pattern::Sequential);
-    let mb_s = seq * 131072.0 / 1e6;
+    let mb_s = seq * 131_072.0 / 1e6;
     assert!(
         mb_s > 0.97 * 600.0 && mb_s <= 600.5,
         "sequential reads {mb_s:.1} MB/s"
