@@ -89,8 +89,12 @@ def test_jobs_without_stonewall_run_together_unless_sequential_jobs(tmp_path, ca
     assert status == 0
     assert "ssdlab: note: job 'b' runs after 'a', not at the same time as fio would (--sequential-jobs)" in err
     alone = json.loads(out)["jobs"]
-    for t, a in zip(together, alone):
-        assert t["job_runtime"] > a["job_runtime"], (t["jobname"], t["job_runtime"], a["job_runtime"])
+    # The reader waits for dies busy with the writer's programs; the QD1 writer, acknowledged from
+    # the write buffer, loses nothing to the reads' data (the link's return direction; a SATA
+    # link's half duplex is not modelled), so it takes no less time than alone.
+    (ta, tb), (aa, ab) = together, alone
+    assert tb["job_runtime"] > ab["job_runtime"], (tb["job_runtime"], ab["job_runtime"])
+    assert ta["job_runtime"] >= aa["job_runtime"], (ta["job_runtime"], aa["job_runtime"])
     # Sequentially the second job starts when the first ends; together both end near the same time.
     assert alone[1]["elapsed"] >= alone[0]["elapsed"] + 1
 

@@ -539,6 +539,13 @@ def base_args(command: str, tmp_path: Path) -> List[str]:
         return [command, str(job), *SMALL, "--output", str(tmp_path / "fio.txt"), *out]
     if command == "serve":
         return [command, *SMALL, "--socket", str(tmp_path / "s.sock"), "-q", *out]
+    if command == "predict":  # a drive file, and no result directory (--json is its only file)
+        from ssdlab.fit.twin import to_toml
+
+        twin = tmp_path / "twin.toml"
+        if not twin.exists():
+            twin.write_text(to_toml(ssdlab.load_preset("mlc-256")))
+        return [command, str(twin), *SMALL, "--duration", "1", "-q"]
     extra = {"consistency": ["--duration", "1"], "used-vs-new": ["--duration", "1"],
              "torture": ["--torture-minutes", "0.01", "--idle-minutes", "0"], "wa": ["--torture-minutes", "0.01"],
              "calibrate": ["--quiet"]}.get(command, [])

@@ -81,9 +81,10 @@ def fit_command(dirs: Tuple[str, ...], out: str, report_dir: Optional[str], budg
               help="Run the twin at this capacity (the capacity rule: speeds stay, times scale).")
 @click.option("--seed", type=cv.SEED, default=1, show_default=True, metavar="N", help="Run seed.")
 @click.option("--json", "json_out", metavar="FILE", help="Also write the prediction as JSON to FILE.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the JSON file is still written).")
 def predict_command(twin: str, rw: str, read_pct: float, qd: int, block_size: int, zipf: Optional[float],
                     spare_area: float, duration: float, trace: Optional[str], capacity: Optional[int], seed: int,
-                    json_out: Optional[str]) -> None:
+                    json_out: Optional[str], quiet: bool) -> None:
     """Predict a workload on a fitted twin (or any drive file).
 
     Runs the workload after a secure erase and a sequential fill and prints its steady window:
@@ -107,6 +108,8 @@ def predict_command(twin: str, rw: str, read_pct: float, qd: int, block_size: in
         p = predict(cfg, w, seed=seed)
     if target is not None:
         prepare_output(target, json.dumps(p.as_dict(), indent=2) + "\n", "prediction JSON").commit()
+    if quiet:
+        return
     wa = "n/a" if p.write_amplification is None else f"{p.write_amplification:.2f}"
     lat = "n/a" if p.mean_latency_us is None else f"{p.mean_latency_us:,.0f} µs"
     click.echo(f"{cfg.name}: {p.workload}")
