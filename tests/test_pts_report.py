@@ -19,6 +19,7 @@ from ssdlab.report import load_runs, write_report
 from ssdlab.report.page import Grid, Image, Notes
 from ssdlab.report.tables import Table
 from ssdlab.scenarios.pts_iops import FILES as IOPS_FILES, pts_iops
+from ssdlab.scenarios.pts_cbw import pts_cbw
 from ssdlab.scenarios.pts_xsr import pts_xsr
 
 
@@ -31,6 +32,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
     out["iops-b"] = pts_iops(ssdlab.load_preset("active-gc").with_user_capacity("512MiB"), round_s=0.02,
                              variant="client").save(root / "iops-b")
     out["xsr"] = pts_xsr(cfg, phase_minutes="0.05,0.05,0.05", sample_s=1).save(root / "xsr")
+    out["cbw"] = pts_cbw(cfg, round_s=0.02, rounds_max=5).save(root / "cbw")
     return out
 
 
@@ -91,6 +93,21 @@ def test_runs_side_by_side_with_their_own_figures(runs: Dict[str, Path]) -> None
     groups = _grid(xsr, "pts-xsr-sets").columns[0][1][0]
     s = json.loads((runs["xsr"] / "summary.json").read_text())
     assert [c.value for c in groups.column("mb_s")] == [g["mb_s"] for g in s["groups"]]
+
+
+def test_cbw_has_its_section_with_the_tc_x_qd_sweep_as_its_set_table(runs: Dict[str, Path]) -> None:
+    sections = _sections([runs["cbw"], runs["iops-a"]])
+    assert list(sections) == ["pts-iops", "pts-cbw"]  # the registry's order
+    cbw = sections["pts-cbw"]
+    s = json.loads((runs["cbw"] / "summary.json").read_text())
+    table = _grid(cbw, "pts-cbw-sets").columns[0][1][0]
+    assert [c.value for c in table.column("iops")] == [w["iops"] for w in s["window"]]
+    assert [c.value for c in table.column("oio")][:2] == [1024, 512]  # TC 32 x QD 32 first
+    det = _grid(cbw, "pts-cbw-determination").columns[0][1][0]
+    assert det.columns[1:] == list(s["steady_state"]["tracking"])
+    pngs = [i.caption for g in cbw.items if isinstance(g, Grid) for _h, items in g.columns for i in items
+            if isinstance(i, Image)]
+    assert "demand_intensity.png" in pngs and "histograms.png" in pngs
 
 
 def test_the_page_is_self_contained(runs: Dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,13 +10,13 @@ Per test (one section each, in the registry's order), with one column per run:
   measurement-window plot): average, allowed and measured data excursion (range), allowed and
   measured slope excursion, the least-squares fit, the verdict;
 * the set tables (``iops_table.csv`` block size × mix, ``latency_table.csv``, ``throughput_table.csv``,
-  XSR's access groups, HIR's wait states);
+  XSR's access groups, HIR's wait states, CBW's and DIRTH's TC × QD sweep over the window);
 * the spec's plots the result directory holds (its PNG files, inlined);
 * what the run deviated from the spec (``summary.json`` ``deviations``: shorter rounds, fewer rounds,
   a fallback purge, ...).
 
 Each test's scenario module names `PtsRun` among its ``report_runs`` and `report_section` as its
-``report_section``; a new test (cbw, dirth) gets its report section by doing the same.
+``report_section``; a new test gets its report section by doing the same.
 """
 
 from __future__ import annotations
@@ -35,9 +35,11 @@ __all__ = ["PtsRun", "report_section", "write_pts_report"]
 
 TITLES = {"pts-iops": "PTS IOPS", "pts-throughput": "PTS throughput", "pts-latency": "PTS latency",
           "pts-wsat": "PTS write saturation (WSAT)", "pts-hir": "PTS host idle recovery (HIR)",
-          "pts-xsr": "PTS cross-stimulus recovery (XSR)"}
-LISTS = {"groups": "Access groups", "wait_states": "Wait states"}
-"""Summary lists of records shown as set tables."""
+          "pts-xsr": "PTS cross-stimulus recovery (XSR)", "pts-cbw": "PTS composite block size workload (CBW)",
+          "pts-dirth": "PTS demand intensity / response time histogram (DIRTH)"}
+LISTS = {"groups": "Access groups", "wait_states": "Wait states", "window": "TC × QD over the window"}
+"""Summary lists of records shown as set tables, for a result without a ``*_table.csv`` of its own
+(CBW's and DIRTH's ``window`` is their TC × QD sweep over the measurement window)."""
 
 
 def _scenario(name: str) -> Any:
@@ -198,7 +200,7 @@ def set_tables(run: PtsRun, sid: str) -> List[Table]:
         cols = [str(c) for c in table.columns]
         rows = [[_cell(rec[c], c) for c in cols] for rec in table.to_dict("records")]
         out.append(Table(f"{sid}-{_safe(run.name)}-set", ["block size" if c == "block_bytes" else c for c in cols], rows))
-    for key, _title in LISTS.items():
+    for key, _title in LISTS.items() if table is None else ():
         items = run.summary.get(key)
         if isinstance(items, list) and items and all(isinstance(i, dict) for i in items):
             cols = [c for c in items[0] if not isinstance(items[0][c], (list, dict))]

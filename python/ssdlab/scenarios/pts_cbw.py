@@ -19,6 +19,7 @@ from typing import Any, Optional
 from ssdlab import procedures
 from ssdlab.pts import demand, options as pto, sweep
 from ssdlab.pts.device import DEVICE_OPTIONS, with_device
+from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.scenarios.base import Scenario, default_of
 
 __all__ = ["BLOCK_SIZES", "FILES", "OPTIONS", "SCENARIO", "STIMULUS", "ZONES", "pts_cbw"]
@@ -84,4 +85,6 @@ SCENARIO = Scenario(
     result=demand.DemandResult,
     files=FILES,
     group="pts",
+    report_runs=(PtsRun,),
+    report_section=report_section,
 )
