@@ -17,6 +17,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -215,6 +216,10 @@ def _stop_workers(cluster: Any) -> None:
                 os.kill(pid, signal.SIGTERM)
 
 
+TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+"""The warning option the resource tracker starts with (see `_ctrl_c_held`)."""
+
+
 @contextlib.contextmanager
 def _ctrl_c_held() -> Iterator[None]:
     """Holds Ctrl-C back from the local cluster's start: SIGINT is blocked in this thread, so the
@@ -227,6 +232,11 @@ def _ctrl_c_held() -> Iterator[None]:
         return
     from multiprocessing import resource_tracker
 
+    # The tracker cleans up what a worker interrupted while it started left (a semaphore), and
+    # warns about it on our stderr: a stopped sweep's one line would get four more. It takes its
+    # warning options from ours when it starts (subprocess._args_from_interpreter_flags).
+    if TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(TRACKER_QUIET)
     # started now, from here: when Dask's loop thread starts it, it unblocks SIGINT in that thread
     # (multiprocessing.resource_tracker.ensure_running), and the workers it spawns would get Ctrl-C
     resource_tracker.ensure_running()
