@@ -39,12 +39,18 @@ pub struct Series {
     pub erases: Vec<u64>,
 }
 
+/// Interval `i` of `v`, which grows to hold it.
 #[inline]
-fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
+fn slot(v: &mut Vec<u64>, i: usize) -> &mut u64 {
     if i >= v.len() {
         v.resize(i + 1, 0);
     }
-    v[i] += by;
+    &mut v[i]
+}
+
+#[inline]
+fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
+    *slot(v, i) += by;
 }
 
 impl Series {
@@ -62,11 +68,8 @@ impl Series {
         bump(&mut self.ios[k], i, 1);
         bump(&mut self.bytes[k], i, bytes);
         bump(&mut self.latency_sum_ns[k], i, latency_ns);
-        let top = &mut self.latency_max_ns[k];
-        if i >= top.len() {
-            top.resize(i + 1, 0);
-        }
-        top[i] = top[i].max(latency_ns);
+        let top = slot(&mut self.latency_max_ns[k], i);
+        *top = (*top).max(latency_ns);
     }
 
     /// Adds the host units and bytes written from `before` to `after` by an IO submitted in
@@ -126,28 +129,28 @@ impl Series {
     /// `add_host` with `other`'s interval 0 at this series' interval `at` (a job that started
     /// `at` intervals after the first of the jobs it ran with: fio's `startdelay`, `ramp_time`).
     pub fn add_host_at(&mut self, other: &Series, at: usize) {
-        let add = |a: &mut Vec<u64>, b: &Vec<u64>| {
+        // `b`'s intervals combined into `a`'s from interval `at` on, `a` growing to hold them
+        let merge = |a: &mut Vec<u64>, b: &Vec<u64>, f: fn(u64, u64) -> u64| {
             if a.len() < at + b.len() {
                 a.resize(at + b.len(), 0);
             }
-            for (x, y) in a[at..].iter_mut().zip(b) {
-                *x += y;
+            for (x, &y) in a[at..].iter_mut().zip(b) {
+                *x = f(*x, y);
             }
         };
+        let sum: fn(u64, u64) -> u64 = |x, y| x + y;
         for k in 0..3 {
-            add(&mut self.ios[k], &other.ios[k]);
-            add(&mut self.bytes[k], &other.bytes[k]);
-            add(&mut self.latency_sum_ns[k], &other.latency_sum_ns[k]);
-            let (a, b) = (&mut self.latency_max_ns[k], &other.latency_max_ns[k]);
-            if a.len() < at + b.len() {
-                a.resize(at + b.len(), 0);
-            }
-            for (x, y) in a[at..].iter_mut().zip(b) {
-                *x = (*x).max(*y);
-            }
+            merge(&mut self.ios[k], &other.ios[k], sum);
+            merge(&mut self.bytes[k], &other.bytes[k], sum);
+            merge(&mut self.latency_sum_ns[k], &other.latency_sum_ns[k], sum);
+            merge(
+                &mut self.latency_max_ns[k],
+                &other.latency_max_ns[k],
+                u64::max,
+            );
         }
-        add(&mut self.host_units, &other.host_units);
-        add(&mut self.host_bytes, &other.host_bytes);
+        merge(&mut self.host_units, &other.host_units, sum);
+        merge(&mut self.host_bytes, &other.host_bytes, sum);
     }
 
     /// Completions of every direction per interval.
