@@ -59,21 +59,25 @@ impl LazyChunks {
 
     /// Back to the state the seed gives (a secure erase).
     pub(super) fn reset(&mut self) {
-        use rand::{Rng, SeedableRng};
+        use rand::SeedableRng;
         self.rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(self.seed);
+        self.restart();
+    }
+
+    /// Nothing added since a payment, and the next level drawn.
+    fn restart(&mut self) {
+        use rand::Rng;
         self.added = 0.0;
         self.at = self.mean * self.rng.gen_range(0.0..2.0);
     }
 
     /// Adds `debt`; whether the drive pays now (then the next level is drawn).
     fn due(&mut self, debt: f64) -> bool {
-        use rand::Rng;
         self.added += debt;
         if self.added < self.at {
             return false;
         }
-        self.added = 0.0;
-        self.at = self.mean * self.rng.gen_range(0.0..2.0);
+        self.restart();
         true
     }
 }
