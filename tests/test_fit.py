@@ -165,6 +165,10 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(measured: Path, tmp_pa
     shutil.copytree(measured, nan)
     pd.DataFrame({"time_s": range(30), "iops": [np.nan] * 30}).to_csv(nan / "iops.csv", index=False)
     assert "finite" in _one_line_error(capsys, ["fit", str(nan), "--out", out])
+    deep = tmp_path / "deep"  # a summary nested past Python's recursion limit: read as every result file is
+    deep.mkdir()
+    (deep / "summary.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert "nests arrays or objects more than 64 deep" in _one_line_error(capsys, ["fit", str(deep), "--out", out])
     assert not Path(out).exists() and not (tmp_path / "t-fit").exists()
     _one_line_error(capsys, ["predict", str(tmp_path / "missing.toml")])
     toml = tmp_path / "d.toml"

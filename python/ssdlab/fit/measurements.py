@@ -23,7 +23,7 @@ does not change.
 
 from __future__ import annotations
 
-import json
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ssdlab.errors import SsdlabError
+from ssdlab.inputs import DATA_LIMIT, parse_json, read_bytes, read_text
 
 __all__ = [
     "ALLOWED_SUMMARY_KEYS",
@@ -125,9 +126,10 @@ class Measurements:
 
 
 def _summary(d: Path) -> Dict[str, Any]:
+    # read as every result file is (ssdlab.inputs: bounded size, regular files only, nesting bounded)
     try:
-        doc = json.loads((d / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        doc = parse_json(read_text(d / "summary.json", "result file", DATA_LIMIT), str(d / "summary.json"))
+    except SsdlabError as err:
         raise SsdlabError(f"{d}: its summary.json cannot be read ({err}); give ssdlab result directories or fio output")
     if not isinstance(doc, dict):
         raise SsdlabError(f"{d}: summary.json is not a JSON object; give ssdlab result directories or fio output")
@@ -155,8 +157,8 @@ def _csv(path: Path, columns: Sequence[str]) -> Any:
     import pandas as pd
 
     try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError) as err:
+        frame = pd.read_csv(io.BytesIO(read_bytes(path, "result file", DATA_LIMIT)))
+    except (SsdlabError, ValueError) as err:
         raise SsdlabError(f"{path}: cannot be read as CSV ({err})")
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -230,8 +232,8 @@ def _fio_dir(d: Path) -> Measurements:
     found = Measurements()
     for jf in sorted(d.glob("*.json")):
         try:
-            doc = json.loads(jf.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            doc = parse_json(read_text(jf, "fio output", DATA_LIMIT), str(jf))
+        except SsdlabError:
             continue
         if not isinstance(doc, dict) or "fio version" not in doc or not isinstance(doc.get("jobs"), list):
             continue
