@@ -3,15 +3,12 @@
 //! limit. Several jobs run at the same time on one drive (fio's jobs without `stonewall`, or
 //! `numjobs`): the slot that frees first, over all jobs, submits next (ties go to the job listed
 //! first), so the jobs share the drive's link, buffer and dies as they would.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::control::{Exit, ExitWhat, JobError, EIO, ETIMEDOUT};
 use super::flow::Flows;
 use super::inflight::Completion;
 use super::jobctl::Control;
 use super::latency_target::Step as Search;
+use super::slots::Slots;
 use super::steady::steady_reached;
 use super::stream::{RequestStream, LOOKAHEAD};
 use super::verify::{verify_error, verify_request, Next, VerifyState};
@@ -42,7 +39,7 @@ struct Job<'a> {
     direction_allowed: [SimTime; 3],
     last_ack: SimTime,
     end_time: Option<SimTime>,
-    slots: BinaryHeap<Reverse<SimTime>>,
+    slots: Slots,
     position_done: Vec<u64>,
     position_bytes: Vec<u64>,
     steady_at: Option<f64>,
@@ -147,7 +144,7 @@ impl<'a> Job<'a> {
             last_ack: start,
             // fio's runtime runs from the ramp's end (the epoch `ramp_time_over` resets)
             end_time: plan.end.map(|d| start + plan.ramp + d),
-            slots: (0..w.queue_depth).map(|_| Reverse(start)).collect(),
+            slots: Slots::new(w.queue_depth as usize, start),
             position_done: vec![0u64; w.position_buckets as usize],
             position_bytes: vec![0u64; w.position_buckets as usize],
             steady_at: None,
@@ -218,7 +215,7 @@ impl<'a> Job<'a> {
     /// When this job's next request would be submitted.
     #[inline]
     fn next_time(&self) -> SimTime {
-        let Reverse(mut t) = *self.slots.peek().expect("a job keeps queue_depth slots");
+        let mut t = self.slots.first().expect("a job keeps queue_depth slots");
         if self.plan.rate_gap.is_some() {
             t = t.max(self.next_allowed);
         }
@@ -251,11 +248,7 @@ impl<'a> Job<'a> {
         before: &mut Tally,
     ) -> Result<()> {
         let plan = &self.plan;
-        let mut slot = self
-            .slots
-            .peek_mut()
-            .expect("a job keeps queue_depth slots");
-        let Reverse(mut t) = *slot;
+        let mut t = self.slots.first().expect("a job keeps queue_depth slots");
         if let Some(gap) = plan.rate_gap {
             t = t.max(self.next_allowed);
             self.next_allowed = match self.ctl.as_deref_mut().and_then(|c| c.poisson.as_mut()) {
@@ -296,7 +289,7 @@ impl<'a> Job<'a> {
                     return Ok(());
                 }
                 Next::Wait(at) => {
-                    *slot = Reverse(at);
+                    self.slots.replace_first(at);
                     return Ok(());
                 }
                 Next::Phantom => {
@@ -384,8 +377,7 @@ impl<'a> Job<'a> {
         };
         let (ack, _) = drive.submit_bytes(kind, offset, block_bytes, compressibility, t)?;
         // The slot is free again when the request completes (plus think time).
-        *slot = Reverse(ack + plan.think);
-        drop(slot);
+        self.slots.replace_first(ack + plan.think);
         if let Some((at, trimmed)) = trim {
             if self.counts(trimmed) {
                 self.ios[2] += 1;
@@ -562,7 +554,7 @@ pub fn run_together(
     for (j, &seed) in state.iter_mut().zip(seeds) {
         j.ctl = Control::new(j.w, j.w.seed.unwrap_or(seed), start, together);
         if j.ctl.as_ref().is_some_and(|c| c.search.is_some()) {
-            j.slots = std::iter::once(Reverse(start)).collect(); // a latency search starts at depth 1
+            j.slots = Slots::new(1, start); // a latency search starts at depth 1
         }
     }
     let flow_of = if together {
@@ -819,7 +811,7 @@ impl Job<'_> {
         if flows.exceeded(i, &mut c.flow_count, f.weight) {
             if f.sleep_us > 0 {
                 // fio waits for what is in flight, then sleeps.
-                let last = self.slots.iter().map(|r| r.0).max().unwrap_or(t).max(t);
+                let last = self.slots.last().unwrap_or(t).max(t);
                 c.hold_until = last + SimTime(f.sleep_us * 1000);
             } else {
                 c.flow_blocked = true; // fio asks again at once: until another job counts
@@ -890,7 +882,7 @@ impl Job<'_> {
             Search::Grow(old) => {
                 let qd = c.search.as_ref().expect("a latency search").qd;
                 for _ in old..qd {
-                    self.slots.push(Reverse(now));
+                    self.slots.push(now);
                 }
                 false
             }
@@ -931,7 +923,7 @@ impl Job<'_> {
         let s = c.search.as_mut().expect("a latency search");
         s.new_window(last);
         let free = last + self.plan.think;
-        self.slots = (0..s.qd).map(|_| Reverse(free)).collect();
+        self.slots = Slots::new(s.qd as usize, free);
         if reset {
             self.ios = [0; 3];
             self.bytes = [0; 3];

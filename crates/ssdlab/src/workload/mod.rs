@@ -13,6 +13,7 @@
 mod distribution;
 mod engine;
 mod replay;
+mod slots;
 #[cfg(test)]
 mod small_io;
 mod steady;

@@ -10,11 +10,9 @@
 //! mapped are counted. Every byte of every request is counted in the result: `bytes` are the
 //! requests' own byte lengths.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use serde::{Deserialize, Serialize};
 
+use super::slots::Slots;
 use super::PhaseResult;
 use crate::drive::{Drive, IoKind};
 use crate::error::{Error, Result};
@@ -93,7 +91,7 @@ pub struct Replay {
     speed: f64,
     first_trace_ns: Option<u64>,
     last_arrival: SimTime,
-    slots: BinaryHeap<Reverse<SimTime>>,
+    slots: Slots,
     counters_before: Counters,
     before: Tally,
     series: Series,
@@ -149,7 +147,7 @@ impl Replay {
             speed,
             first_trace_ns: None,
             last_arrival: start,
-            slots: (0..depth).map(|_| Reverse(start)).collect(),
+            slots: Slots::new(depth as usize, start),
             counters_before: drive.counters(),
             before: drive.tally(),
             series: Series::new(interval_ns),
@@ -196,7 +194,7 @@ impl Replay {
             }
             Ok(t)
         } else {
-            let Reverse(t) = *self.slots.peek().expect("a closed loop has slots");
+            let t = self.slots.first().expect("a closed loop has slots");
             Ok(t.max(self.last_arrival))
         }
     }
@@ -263,9 +261,7 @@ impl Replay {
             .caused(self.submit_clock.index(since), &self.before, &after);
         self.before = after;
         self.last_ack = self.last_ack.max(ack);
-        if let Some(mut slot) = self.slots.peek_mut() {
-            *slot = Reverse(ack);
-        }
+        self.slots.replace_first(ack);
         Ok(())
     }
 
