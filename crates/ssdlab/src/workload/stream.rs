@@ -179,8 +179,14 @@ pub(super) struct RequestStream {
     /// Where random offsets land, for anything but one size with uniform offsets drawn from a
     /// random map.
     sampler: Sampler,
-    /// Requests to come: (direction, first sector, sectors).
-    ahead: VecDeque<(IoKind, u64, u64)>,
+    /// Requests to come, a ring whose next request is at `head` (fixed arrays: the look-ahead
+    /// never changes length), one array per field: a request stored whole was a 16-byte copy
+    /// out of the generator's separately written fields, which cannot be forwarded from those
+    /// stores and stalled every submission (perf).
+    ahead_kind: [IoKind; LOOKAHEAD],
+    ahead_sector: [u64; LOOKAHEAD],
+    ahead_sectors: [u64; LOOKAHEAD],
+    head: usize,
     /// fio's offset modifiers, if the workload has one (sequencer.rs), and the pass each
     /// request of `ahead` belongs to.
     seq: Option<SeqState>,
@@ -196,6 +202,16 @@ struct Sample {
 
 /// How far ahead requests are generated (and their mapping entries prefetched).
 pub(super) const LOOKAHEAD: usize = 24;
+
+/// A position in the look-ahead ring, from below `2 * LOOKAHEAD`.
+#[inline]
+fn wrap(i: usize) -> usize {
+    if i >= LOOKAHEAD {
+        i - LOOKAHEAD
+    } else {
+        i
+    }
+}
 
 impl RequestStream {
     /// A stream over `span_sectors` sectors from sector `span_start`, in requests of
@@ -267,7 +283,10 @@ impl RequestStream {
             sizes,
             direction_sizes,
             sampler,
-            ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
+            ahead_kind: [IoKind::Read; LOOKAHEAD],
+            ahead_sector: [0; LOOKAHEAD],
+            ahead_sectors: [0; LOOKAHEAD],
+            head: 0,
             seq: w.sequencer.as_ref().map(|q| {
                 SeqState::new(
                     q,
@@ -278,9 +297,9 @@ impl RequestStream {
             }),
             ahead_pass: VecDeque::new(),
         };
-        for _ in 0..LOOKAHEAD {
+        for i in 0..LOOKAHEAD {
             let r = stream.generate();
-            stream.ahead.push_back(r);
+            stream.put(i, r);
         }
         stream
     }
@@ -290,11 +309,18 @@ impl RequestStream {
     #[inline]
     pub(super) fn next(&mut self) -> (IoKind, u64, u64) {
         let r = self.generate();
-        self.ahead.push_back(r);
-        self.ahead_pass.pop_front();
-        self.ahead
-            .pop_front()
-            .expect("the look-ahead is never empty")
+        if self.seq.is_some() {
+            self.ahead_pass.pop_front();
+        }
+        let h = self.head;
+        let next = (
+            self.ahead_kind[h],
+            self.ahead_sector[h],
+            self.ahead_sectors[h],
+        );
+        self.put(h, r);
+        self.head = wrap(h + 1);
+        next
     }
 
     /// The pass (1, 2, ...) of the request `next` returns; 1 without an offset modifier.
@@ -306,7 +332,21 @@ impl RequestStream {
     /// The request `i` places behind the next one.
     #[inline]
     pub(super) fn peek(&self, i: usize) -> Option<(IoKind, u64, u64)> {
-        self.ahead.get(i).copied()
+        (i < LOOKAHEAD).then(|| {
+            let at = wrap(self.head + i);
+            (
+                self.ahead_kind[at],
+                self.ahead_sector[at],
+                self.ahead_sectors[at],
+            )
+        })
+    }
+
+    #[inline]
+    fn put(&mut self, at: usize, (kind, sector, sectors): (IoKind, u64, u64)) {
+        self.ahead_kind[at] = kind;
+        self.ahead_sector[at] = sector;
+        self.ahead_sectors[at] = sectors;
     }
 
     fn generate(&mut self) -> (IoKind, u64, u64) {
