@@ -29,11 +29,11 @@ pub(crate) struct WriteBuffer {
     /// front entries that no admission needs any more are dropped; `base` remembers the last.
     released: VecDeque<(u64, SimTime)>,
     base: (u64, SimTime),
-    /// [`WriteBuffer::next_die`]'s answer while `fronts` stay as they are (`None` inside: no
-    /// program in flight), or `None` when a front changed since: most admissions ask again
-    /// with nothing released or programmed in between, and a scan of every die's front was a
-    /// fifth of the engine's instructions per 4 KiB write (callgrind).
-    next: Option<Option<usize>>,
+    /// [`first_least`] of `fronts` while they stay as they are (`u32::MAX`: no program in
+    /// flight), or `None` when a front changed since: most admissions ask again with nothing
+    /// released or programmed in between, and a scan of every die's front was a fifth of the
+    /// engine's instructions per 4 KiB write (callgrind).
+    next: Option<u32>,
 }
 
 impl WriteBuffer {
@@ -54,10 +54,10 @@ impl WriteBuffer {
     /// The die whose first program in flight completes first (ties: the lowest die), if any.
     #[inline]
     fn next_die(&mut self) -> Option<usize> {
-        *self.next.get_or_insert_with(|| {
-            let d = first_least(self.fronts.iter().copied());
-            (d != u32::MAX).then_some(d as usize)
-        })
+        let d = *self
+            .next
+            .get_or_insert_with(|| first_least(self.fronts.iter().copied()));
+        (d != u32::MAX).then_some(d as usize)
     }
 
     /// Moves the earliest program in flight on `die` to the released list.

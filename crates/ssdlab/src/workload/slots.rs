@@ -18,6 +18,8 @@ use crate::units::SimTime;
 /// The deepest queue kept sorted (a power of two: ring positions wrap with a mask).
 const SORTED_MAX: usize = 64;
 
+// One per job, read on every request: boxing the ring would add a pointer chase to each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub(super) enum Slots {
     Sorted(Ring),
