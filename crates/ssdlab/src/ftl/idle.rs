@@ -66,7 +66,7 @@ impl Ftl {
     /// The die the next rewrite goes to: the one ready first among those whose share of the data
     /// is within the slack dynamic striping keeps for host pages. A rewrite moves a chunk of
     /// scattered data onto one die; chosen by time alone, the rewrites piled the data onto the
-    /// dies that were free first (up to 15 times the slack apart after 40 s of idle time on
+    /// dies that were free first (up to 16 times the slack apart after 40 s of idle time on
     /// `idle-gc` at 16 GiB), and the host's writes after the idle time then had only the one or
     /// two dies left under the striping's cap.
     fn idle_die(&mut self) -> u32 {
