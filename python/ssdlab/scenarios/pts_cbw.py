@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ssdlab import procedures
-from ssdlab.pts import demand, options as pto, sweep
+from ssdlab.pts import columns, demand, options as pto, sweep
 from ssdlab.pts.device import DEVICE_OPTIONS, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.scenarios.base import Scenario, default_of
+from ssdlab.scenarios.base import Scenario, SweepEntry, default_of
 
 __all__ = ["BLOCK_SIZES", "FILES", "OPTIONS", "SCENARIO", "STIMULUS", "ZONES", "pts_cbw"]
 
@@ -84,6 +84,10 @@ SCENARIO = Scenario(
     command=with_device(command, pts_cbw, OPTIONS, NAME, FILES),
     result=demand.DemandResult,
     files=FILES,
+    sweep=SweepEntry(run=columns.runner(pts_cbw), figures=columns.cbw_dirth, metrics=(
+        ("iops_t32q32", "IOPS at TC 32 × QD 32 (window average)"),
+        ("t1q1_mean_latency_us", "TC 1 × QD 1 ART, µs"),
+    )),
     group="pts",
     report_runs=(PtsRun,),
     report_section=report_section,

@@ -28,10 +28,10 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.pts import options as pto, steady
+from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -356,6 +356,11 @@ SCENARIO = Scenario(
     command=with_device(command, pts_iops, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsIopsResult,
     files=FILES,
+    sweep=SweepEntry(run=columns.runner(pts_iops), figures=columns.iops, metrics=(
+        ("rnd_4k_0_100", "RND 4 KiB write IOPS (window average)"),
+        ("rnd_64k_65_35", "RND 64 KiB 65/35 IOPS (window average)"),
+        ("rnd_1m_100_0", "RND 1 MiB read IOPS (window average)"),
+    )),
     group="pts",
     report_runs=(PtsRun,),
     report_section=report_section,

@@ -20,11 +20,11 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.pts import options as pto, steady
+from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import (ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, purge_and_wipc,
                                run_rounds)
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Scenario, default_of
+from ssdlab.scenarios.base import Scenario, SweepEntry, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -246,6 +246,11 @@ SCENARIO = Scenario(
     command=with_device(command, pts_throughput, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsThroughputResult,
     files=FILES,
+    sweep=SweepEntry(run=columns.runner(pts_throughput), figures=columns.throughput, metrics=(
+        ("write_mb_s_1024k", "SEQ 1024 KiB write MB/s (window average)"),
+        ("write_mb_s_128k", "SEQ 128 KiB write MB/s (window average)"),
+        ("read_mb_s_1024k", "SEQ 1024 KiB read MB/s (window average)"),
+    )),
     group="pts",
     report_runs=(PtsRun,),
     report_section=report_section,

@@ -20,10 +20,10 @@ from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
 from ssdlab.pts.device import DEVICE_OPTIONS, annotate, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.pts import options as pto
+from ssdlab.pts import columns, options as pto
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _sample_s(value: Any, what: str) -> float:
 OPTIONS = (
     Opt("phase_minutes", "Minutes of each access group: SEQ 1024 KiB writes, RND 8 KiB writes, SEQ 1024 KiB "
         "writes (the spec: 480,360,480).", type=_Minutes(), default="480,360,480", show_default=True,
-        metavar="A,B,C", kind="text", axis=None, range="three positive durations in minutes"),
+        metavar="A,B,C", kind="text", axis="category", range="three positive durations in minutes"),
     Opt("sample_s", "Seconds of each sample (PTS: 60).", type=cv.Checked("seconds", _sample_s), default=60.0,
         show_default="60",
         metavar="SECONDS", range="0.001 … 3600"),
@@ -293,6 +293,11 @@ SCENARIO = Scenario(
     command=with_device(command, pts_xsr, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsXsrResult,
     files=FILES,
+    sweep=SweepEntry(run=columns.runner(pts_xsr), figures=columns.xsr, metrics=(
+        ("group3_vs_group1", "SEQ MB/s after the random writes / before"),
+        ("group2_mb_s", "RND 8 KiB write MB/s"),
+        ("recovery_s", "recovery time (s)"),
+    )),
     group="pts",
     report_runs=(PtsRun,),
     report_section=report_section,

@@ -262,6 +262,30 @@ impl Ftl {
         Ok(())
     }
 
+    /// Idle-time cleaning before a rewrite (`idle.rs`): `die` cleans its victims in chunks of
+    /// [`IDLE_CHUNK_PAGES`] pages until its pool is back at the high watermark, and stops before
+    /// a chunk once the work booked on the die reaches `until`, the host's return (the firmware's
+    /// idle work yields to host commands; a victim cleaned whole at once held the die for up to a
+    /// block's copies). Whether the pool got there.
+    pub(super) fn idle_clean(&mut self, die: u32, now: SimTime, until: SimTime) -> Result<bool> {
+        let d = die as usize;
+        while self.free[d].len() < self.gc_high {
+            if self.timelines.die_free(die) >= until {
+                return Ok(false);
+            }
+            let Some(av) = self.current_victim(die) else {
+                // No victim to clean in pieces: the blocking path decides (and refuses a die
+                // with nothing to reclaim), as before.
+                self.collect(die, self.gc_high, now)?;
+                break;
+            };
+            let budget = u64::from(IDLE_CHUNK_PAGES * self.page_slots);
+            let (next, _) = self.clean_step(die, av, budget, now)?;
+            self.active[d] = next;
+        }
+        Ok(true)
+    }
+
     /// Active GC after a host page on `die`: copy as much of the current victim as the host just
     /// consumed, scaled by the victim's valid-to-invalid ratio, so the free pool holds steady.
     pub(super) fn active_step(&mut self, die: u32, now: SimTime, pages: u32) -> Result<()> {

@@ -24,34 +24,66 @@ impl Ftl {
         let user = self.map.user_units();
         let chunks = user.div_ceil(chunk);
         let mut scanned = 0;
-        while scanned < chunks {
-            let die = (0..self.layout.dies)
-                .min_by_key(|&d| self.timelines.die_free(d).max(self.idle_ready[d as usize]))
-                .expect("a drive has dies");
+        while scanned < chunks || self.defrag_resume.is_some() {
+            let die = self.idle_die();
             let t = begin
                 .max(self.timelines.die_free(die))
                 .max(self.idle_ready[die as usize]);
             if t >= to {
                 break;
             }
-            let mut found = None;
-            while scanned < chunks {
-                let c = self.defrag_cursor;
-                self.defrag_cursor = (c + 1) % chunks;
-                scanned += 1;
-                let first = c * chunk;
-                if self.is_fragmented(first, chunk.min(user - first)) {
-                    found = Some(first);
-                    break;
+            // The range a suspended rewrite left (it is not checked again), or the next
+            // fragmented chunk.
+            let range = match self.defrag_resume.take() {
+                Some(resume) => Some(resume),
+                None => {
+                    let mut found = None;
+                    while scanned < chunks {
+                        let c = self.defrag_cursor;
+                        self.defrag_cursor = (c + 1) % chunks;
+                        scanned += 1;
+                        let first = c * chunk;
+                        if self.is_fragmented(first, chunk.min(user - first)) {
+                            found = Some((first, first + chunk.min(user - first)));
+                            break;
+                        }
+                    }
+                    found
                 }
+            };
+            let Some((first, end)) = range else { break };
+            let stopped = self.rewrite(die, first, end, t, to)?;
+            if let Some(lpn) = stopped {
+                self.defrag_resume = Some((lpn, end));
             }
-            let Some(first) = found else { break };
-            self.rewrite(die, first, chunk.min(user - first), t)?;
             let done = self.timelines.die_free(die);
             let work = done.saturating_sub(t).ns() as f64;
             self.idle_ready[die as usize] = done + SimTime((work * (1.0 / cfg.duty - 1.0)) as u64);
         }
         Ok(())
+    }
+
+    /// The die the next rewrite goes to: the one ready first among those whose share of the data
+    /// is within the slack dynamic striping keeps for host pages. A rewrite moves a chunk of
+    /// scattered data onto one die; chosen by time alone, the rewrites piled the data onto the
+    /// dies that were free first (up to 16 times the slack apart after 40 s of idle time on
+    /// `idle-gc` at 16 GiB), and the host's writes after the idle time then had only the one or
+    /// two dies left under the striping's cap.
+    fn idle_die(&mut self) -> u32 {
+        let cap = self.die_data.min() + self.data_slack;
+        let keys = self
+            .die_data
+            .as_slice()
+            .iter()
+            .zip(self.timelines.die_free_times().iter().zip(&self.idle_ready))
+            .map(|(&data, (&free, &ready))| {
+                if data <= cap {
+                    free.max(ready).ns()
+                } else {
+                    crate::least::NONE
+                }
+            });
+        crate::least::first_least(keys)
     }
 
     /// Whether the mapped units of `[first, first + n)` are scattered. Data written in order lies
@@ -90,17 +122,32 @@ impl Ftl {
         false
     }
 
-    /// Reads `[first, first + n)` wherever it lies and writes it in order into `die`'s
-    /// defragmentation frontier.
-    fn rewrite(&mut self, die: u32, first: u64, n: u64, now: SimTime) -> Result<()> {
-        if self.free[die as usize].len() <= self.gc_low + 1 {
-            self.collect(die, self.gc_high, now)?;
+    /// Reads `[first, end)` wherever it lies and writes it in order into `die`'s defragmentation
+    /// frontier, from `now`, until the host returns at `until`: idle work yields to the host as
+    /// the firmware's GC task does, so once the work booked on `die` reaches `until` the rewrite
+    /// stops before its next unit (the page being programmed completes; the rest of the range
+    /// waits for the next idle time) and returns the first unit not rewritten. The cleaning a
+    /// rewrite needs first goes in chunks of victim pages ([`Ftl::idle_clean`]) under the same
+    /// rule.
+    fn rewrite(
+        &mut self,
+        die: u32,
+        first: u64,
+        end: u64,
+        now: SimTime,
+        until: SimTime,
+    ) -> Result<Option<u64>> {
+        if self.free[die as usize].len() <= self.gc_low + 1 && !self.idle_clean(die, now, until)? {
+            return Ok(Some(first));
         }
         let mut last_page = (u32::MAX, u64::MAX);
-        for lpn in first..first + n {
+        for lpn in first..end {
             let ppa = self.map.lookup(lpn as Lpn);
             if ppa == UNMAPPED {
                 continue;
+            }
+            if self.timelines.die_free(die) >= until {
+                return Ok(Some(lpn));
             }
             let block = self.block_of(ppa);
             let page = self.page_of(block, ppa);
@@ -111,11 +158,12 @@ impl Ftl {
             }
             if self.frontiers[Stream::Defrag as usize][die as usize].block == super::NONE
                 && self.free[die as usize].len() <= self.gc_low
+                && !self.idle_clean(die, now, until)?
             {
-                self.collect(die, self.gc_high, now)?;
+                return Ok(Some(lpn));
             }
             self.relocate(Stream::Defrag, die, ppa, now)?;
         }
-        Ok(())
+        Ok(None)
     }
 }

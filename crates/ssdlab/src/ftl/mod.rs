@@ -157,6 +157,9 @@ pub struct Ftl {
     stall: Option<SimTime>,
     idle_gc: Option<IdleGc>,
     defrag_cursor: u64,
+    /// The units `[from, end)` of a rewrite that stopped when the host returned: the next idle
+    /// time goes on there.
+    defrag_resume: Option<(u64, u64)>,
     idle_ready: Vec<SimTime>,
     scratch: Vec<Ppa>,
     audit: Option<audit::Audit>,
@@ -282,6 +285,7 @@ impl Ftl {
             stall: None,
             idle_gc: cfg.ftl.idle_gc.clone(),
             defrag_cursor: 0,
+            defrag_resume: None,
             idle_ready: vec![SimTime::ZERO; dies],
             scratch: Vec::with_capacity(block_slots as usize),
             audit: None,
@@ -417,6 +421,7 @@ impl Ftl {
         self.die_data.clear();
         self.stall = None;
         self.defrag_cursor = 0;
+        self.defrag_resume = None;
         self.policy.reset();
         self.slc_reset();
     }

@@ -3,6 +3,7 @@
 mod consistency;
 mod determinism;
 mod hardening;
+mod idle_gc;
 mod invariants;
 mod map_cache;
 mod personalities;
