@@ -306,3 +306,21 @@ def test_the_fit_is_a_section_of_the_html_report(pts_measured: List[Path], tmp_p
     assert "determined" in [c.text for c in knobs.column("Status")] and "dies" in [c.text for c in knobs.column("Knob")]
     page = report.html(plotly="/* stub */")
     assert 'id="fit"' in page and ">PTS reads</button>" in page
+
+
+def test_bad_pts_inputs_are_one_line_errors(pts_measured: List[Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "t.toml")
+    reads_only = [str(d) for d in pts_measured[1:]]
+    assert "PTS runs only the reads" in _one_line_error(capsys, ["fit", *reads_only, "--out", out])
+    broken = tmp_path / "iops"
+    shutil.copytree(pts_measured[2], broken)
+    t = pd.read_csv(broken / "iops_table.csv")
+    t.loc[0, "100/0"] = np.nan
+    t.to_csv(broken / "iops_table.csv", index=False)
+    assert "finite, positive" in _one_line_error(capsys, ["fit", str(pts_measured[0]), str(broken), "--out", out])
+    wsat = tmp_path / "wsat"
+    wsat.mkdir()
+    (wsat / "summary.json").write_text(json.dumps({"scenario": "pts-wsat", "user_capacity_bytes": GiB}))
+    assert "cannot be fitted" in _one_line_error(capsys, ["fit", str(pts_measured[0]), str(wsat), "--out", out])
+    assert not Path(out).exists()
