@@ -201,7 +201,8 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
         flat = len(tried) > 1 and tried[max(tried)] < 1.03 * tried[min(tried)]
         k = with_dies(k, 8 * best)
         by = (f"PTS IOPS: 0.5 KiB random reads at TC {iops_test.threads} x QD {iops_test.qd}, "
-              f"{meas.iops:,.0f} IOPS (the twin's 8 channels x {best} dies each)")
+              f"{meas.iops:,.0f} IOPS (the twin's 8 channels x {best} dies each; the channels apart from the dies "
+              f"are not determined)")
         floor = min(tried) == DIES_PER_CHANNEL[0] and tried[min(tried)] > meas.iops * 1.03
         if flat:
             out.notes["dies"] = (k.dies, "undetermined", by + ": bounded by something else (link, channels), the "
