@@ -6,7 +6,8 @@ or how many ways it reads. PTS tests do (docs/fit.md, "What each measurement det
 * the **latency** test's 4 KiB 100/0 point at TC 1 x QD 1: the mean response time of one read
   (the NAND read time, plus the page's transfer and the host link) -> the read time ``read_us``;
 * the **IOPS** test's 0.5 KiB 100/0 point at its TC x QD (32 or 128 outstanding): how many dies
-  read at once (small requests, so neither the link nor the channels bound them) -> ``dies``;
+  read at once and over how many channels (small requests: the link does not bound them) ->
+  ``dies`` and ``channels``;
 * the **throughput** test's 1024 KiB sequential reads at QD 32: the host link when they run at a
   standard link's rate.
 
@@ -34,8 +35,10 @@ __all__ = ["ReadFigures", "ReadFit", "fit_reads", "measured_read_figures", "read
 READ_SIM_BYTES = 4 * 2**30
 """The largest capacity the read points are simulated at."""
 LAT_BLOCK, IOPS_BLOCK, SEQ_BLOCK = 4096, 512, 1024 * 1024
-DIES_PER_CHANNEL = tuple(range(1, 17))
-"""The twin's dies per channel (8 channels): 8 to 128 dies."""
+CHANNELS = (4, 8)
+DIES_PER_CHANNEL = (1, 2, 4, 8, 16)
+"""The twin's geometries: 4 or 8 channels x 1-16 dies each, powers of two as controllers and NAND
+packages come (16 to 128 dies with 8 channels); a drive of 16 channels reads as 8 x twice the dies."""
 READ_US_BOUNDS = (5.0, 2000.0)
 LINK_SHARE = 0.95
 """Sequential reads at this share of a standard link or more run at the link's rate: the link is determined."""
@@ -65,10 +68,11 @@ def measured_read_figures(m: Measurements) -> Optional[ReadFigures]:
                        seq_read_mb_s=None if tp is None else tp.read.get(SEQ_BLOCK))
 
 
-def with_dies(k: Knobs, dies: int) -> Knobs:
-    """`k` with `dies`, its program times scaled so the array writes at the same rate."""
+def with_dies(k: Knobs, dies: int, channels: Optional[int] = None) -> Knobs:
+    """`k` with `dies` (over `channels`), its program times scaled so the array writes at the same rate."""
     ratio = dies / k.dies
-    return k.with_(dies=int(dies), program_us=k.program_us * ratio, pslc_program_us=k.pslc_program_us * ratio)
+    return k.with_(dies=int(dies), channels=int(channels or k.channels), program_us=k.program_us * ratio,
+                   pslc_program_us=k.pslc_program_us * ratio)
 
 
 def read_figures(k: Knobs, m: Measurements, seed: int = 1) -> ReadFigures:
@@ -128,21 +132,21 @@ class ReadFit:
 
 
 def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: None, seed: int = 1,
-              max_evaluations: int = 12) -> Optional[ReadFit]:
+              max_evaluations: int = 16) -> Optional[ReadFit]:
     """The read time, dies and link from the PTS runs in `m` (None without one)."""
     meas = measured_read_figures(m)
     if meas is None:
         return None
     out = ReadFit(k, meas, None)
-    cache: Dict[Tuple[int, float, float], ReadFigures] = {}
+    cache: Dict[Tuple[int, int, float, float], ReadFigures] = {}
 
     def run(kn: Knobs) -> ReadFigures:
-        key = (kn.dies, round(kn.read_us or 0.0, 3), kn.link_mb_s)
+        key = (kn.channels, kn.dies, round(kn.read_us or 0.0, 3), kn.link_mb_s)
         if key not in cache:
             cache[key] = read_figures(kn, m, seed)
             out.evaluations += 1
             f = cache[key]
-            say(f"fit: reads {out.evaluations}: {kn.dies} dies, tR {kn.read_us or 0:.1f} us, link {kn.link_mb_s:g} "
+            say(f"fit: reads {out.evaluations}: {kn.channels} x {kn.dies // kn.channels} dies, tR {kn.read_us or 0:.1f} us, link {kn.link_mb_s:g} "
                 f"MB/s -> {_text(f)}")
         return cache[key]
 
@@ -171,46 +175,48 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
         k = k.with_(read_us=round(x0, 3))
         out.notes["read_us"] = (round(x0, 2), "determined", f"PTS latency: 4 KiB random reads at QD 1, mean "
                                                             f"{meas.latency_us:,.1f} µs")
-    # the dies: 0.5 KiB random reads at TC x QD, a bracketing search over dies per channel
+    # the geometry: 0.5 KiB random reads at TC x QD, over `GEOMETRIES` (IOPS grow with the dies per
+    # channel: a bisection for each channel count), the closest kept
     if meas.iops is not None:
         iops_test = m.pts_test("iops")
         assert iops_test is not None
-        tried: Dict[int, float] = {}
+        tried: Dict[Tuple[int, int], float] = {}
 
-        def at(dpc: int) -> float:
-            if dpc not in tried:
-                tried[dpc] = run(with_dies(k, 8 * dpc)).iops or 0.0
-            return tried[dpc]
+        def at(ch: int, dpc: int) -> float:
+            if (ch, dpc) not in tried:
+                tried[(ch, dpc)] = run(with_dies(k, ch * dpc, ch)).iops or 0.0
+            return tried[(ch, dpc)]
 
-        # the fewest dies per channel whose IOPS reach the measurement (IOPS grow with them): bisection,
-        # from the design's 4, then the better of it and the one below
-        lo, hi = 0, len(DIES_PER_CHANNEL) - 1
-        mid = DIES_PER_CHANNEL.index(min(max(k.dies // 8, 1), DIES_PER_CHANNEL[-1]))
-        while lo < hi and out.evaluations < max_evaluations:
-            if at(DIES_PER_CHANNEL[mid]) >= meas.iops:
-                hi = mid
-            else:
-                lo = mid + 1
-            mid = (lo + hi) // 2
-        for j in (lo, lo - 1):
-            if 0 <= j and out.evaluations < max_evaluations:
-                at(DIES_PER_CHANNEL[j])
-        best = min(tried, key=lambda d: abs(math.log(max(tried[d], 1e-9) / meas.iops)))
-        top = max(tried)
-        bound = top == DIES_PER_CHANNEL[-1] and tried[top] < meas.iops * 0.97
-        flat = len(tried) > 1 and tried[max(tried)] < 1.03 * tried[min(tried)]
-        k = with_dies(k, 8 * best)
+        for ch in CHANNELS:
+            lo, hi = 0, len(DIES_PER_CHANNEL) - 1
+            mid = len(DIES_PER_CHANNEL) // 2
+            while lo < hi and out.evaluations < max_evaluations:
+                if at(ch, DIES_PER_CHANNEL[mid]) >= meas.iops:
+                    hi = mid
+                else:
+                    lo = mid + 1
+                mid = (lo + hi) // 2
+            for j in (lo, lo - 1):
+                if 0 <= j and out.evaluations < max_evaluations:
+                    at(ch, DIES_PER_CHANNEL[j])
+        best = min(tried, key=lambda g: abs(math.log(max(tried[g], 1e-9) / meas.iops)))
+        most, fewest = max(tried.values()), min(tried.values())
+        bound = most < meas.iops * 0.97
+        floor = fewest > meas.iops * 1.03
+        flat = len(tried) > 1 and most < 1.03 * fewest
+        k = with_dies(k, best[0] * best[1], best[0])
         by = (f"PTS IOPS: 0.5 KiB random reads at TC {iops_test.threads} x QD {iops_test.qd}, "
-              f"{meas.iops:,.0f} IOPS (the twin's 8 channels x {best} dies each; the channels apart from the dies "
-              f"are not determined)")
-        floor = min(tried) == DIES_PER_CHANNEL[0] and tried[min(tried)] > meas.iops * 1.03
+              f"{meas.iops:,.0f} IOPS: the twin's {best[0]} channels x {best[1]} dies each (of "
+              f"{' or '.join(map(str, CHANNELS))} channels x 1-{DIES_PER_CHANNEL[-1]} dies, powers of two)")
         if flat:
-            out.notes["dies"] = (k.dies, "undetermined", by + ": bounded by something else (link, channels), the "
-                                                              "dies do not show")
+            out.notes["dies"] = (k.dies, "undetermined", by + ": bounded by something else (the link), the dies do "
+                                                              "not show")
         else:
             out.notes["dies"] = (k.dies, "assumed" if bound or floor else "determined",
                                  by + ("; at least this many: the twin's most" if bound else
                                        "; at most this many: the twin's fewest" if floor else ""))
+            out.notes["channels"] = (k.channels, out.notes["dies"][1], "with the dies, the closest of the geometries "
+                                                                       "tried (fewer channels read small blocks slower)")
     out.knobs = k
     out.twin = run(k)
     return out

@@ -46,7 +46,8 @@ class Knobs:
     pslc_program_us: float = 222.0
     fold_while_writing: float = 0.0
     idle_fold: bool = True
-    dies: int = 32  # 8 channels x dies / 8 per channel (read parallelism; the write rate is dies x page / tPROG)
+    dies: int = 32  # read parallelism (the write rate is dies x page / tPROG)
+    channels: int = 8  # dies / channels per channel
     read_us: Optional[float] = None  # None: the design's
 
     def with_(self, **changes: Any) -> "Knobs":
@@ -67,7 +68,7 @@ class Knobs:
         data["timing"]["program_us"] = float(self.program_us)
         data["host"]["link_mb_s"] = float(self.link_mb_s)
         g = data["geometry"]
-        g["channels"] = min(8, int(self.dies))
+        g["channels"] = min(int(self.channels), int(self.dies))
         g["dies_per_channel"] = max(1, int(self.dies) // g["channels"])
         if self.read_us is not None:  # the pSLC read time keeps its ratio to the native one
             if data["timing"].get("pslc_read_us") is not None:
@@ -96,7 +97,7 @@ class Knobs:
         cache = (f", dynamic SLC cache {self.dynamic_share:.3f} of free space (pSLC {self.pslc_program_us:.0f} us, "
                  f"folding {self.fold_while_writing:.2f}/unit)" if self.cache else "")
         reads = f", tR {self.read_us:.0f} us" if self.read_us is not None else ""
-        return (f"ssdlab fit twin: {self.dies} dies, {self.op * 100:.1f}% OP, tPROG {self.program_us:.0f} us{reads}, "
+        return (f"ssdlab fit twin: {self.channels} x {self.dies // self.channels} dies, {self.op * 100:.1f}% OP, tPROG {self.program_us:.0f} us{reads}, "
                 f"{self.gc_mode} GC{', idle GC' if self.idle_gc else ''}{cache}")
 
 
