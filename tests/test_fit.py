@@ -324,3 +324,18 @@ def test_bad_pts_inputs_are_one_line_errors(pts_measured: List[Path], tmp_path: 
     (wsat / "summary.json").write_text(json.dumps({"scenario": "pts-wsat", "user_capacity_bytes": GiB}))
     assert "cannot be fitted" in _one_line_error(capsys, ["fit", str(pts_measured[0]), str(wsat), "--out", out])
     assert not Path(out).exists()
+
+
+def test_sequential_reads_at_a_links_rate_name_the_link(pts_measured: List[Path]) -> None:
+    """The write side guesses the slowest link above its fastest (noisy) speed; PTS's sequential
+    reads at 99 % of 600 MB/s say the link is 600 MB/s, unless a write ran clearly faster."""
+    from ssdlab.fit.measurements import read_measurements
+    from ssdlab.fit.reads import fit_reads
+    from ssdlab.fit.twin import Knobs
+
+    m = read_measurements(pts_measured[1:])
+    guess = Knobs(capacity_bytes=GiB, link_mb_s=3500.0)
+    r = fit_reads(guess, m, max_evaluations=1, seen_mb_s=400.0)
+    assert r is not None and r.knobs.link_mb_s == 600.0 and r.notes["link_mb_s"][:2] == (600.0, "determined")
+    r2 = fit_reads(guess, m, max_evaluations=1, seen_mb_s=900.0)
+    assert r2 is not None and r2.knobs.link_mb_s == 3500.0 and r2.notes["link_mb_s"][1] == "assumed"

@@ -252,7 +252,9 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     # PTS: the read time, the dies (read parallelism) and the link, before the write stages (the
     # dies scale the program times those fit: `dies_scale`)
     cache = ms is not None and ms.cache_gb is not None and ms.cache_gb < 0.9 * ms.written_gb
-    rf = fit_reads(knobs.with_(cache=cache), m, say=say, seed=seed)
+    steady_seen = max([seen[0]] + ([] if mc is None else [seen[1]]) +  # medians, not the noisiest point
+                      ([] if ms is None else [ms.initial_mb_s, ms.in_cache_mb_s]))
+    rf = fit_reads(knobs.with_(cache=cache), m, say=say, seed=seed, seen_mb_s=steady_seen)
     if rf is not None:
         knobs = rf.knobs
         for name, (value, status, by) in rf.notes.items():

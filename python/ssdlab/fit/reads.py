@@ -132,8 +132,9 @@ class ReadFit:
 
 
 def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: None, seed: int = 1,
-              max_evaluations: int = 16) -> Optional[ReadFit]:
-    """The read time, dies and link from the PTS runs in `m` (None without one)."""
+              max_evaluations: int = 16, seen_mb_s: float = 0.0) -> Optional[ReadFit]:
+    """The read time, dies and link from the PTS runs in `m` (None without one); `seen_mb_s` is the
+    fastest write speed measured (a link the reads name must carry it)."""
     meas = measured_read_figures(m)
     if meas is None:
         return None
@@ -154,10 +155,16 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
     if meas.seq_read_mb_s is not None:
         link = next((x for x in LINKS_MB_S if meas.seq_read_mb_s <= x * 1.05), None)
         if link is not None and meas.seq_read_mb_s >= LINK_SHARE * link:
-            k = k.with_(link_mb_s=max(link, k.link_mb_s))
-            out.notes["link_mb_s"] = (k.link_mb_s, "determined", f"PTS throughput: 1 MiB sequential reads at "
-                                      f"{meas.seq_read_mb_s:,.0f} MB/s, {100 * meas.seq_read_mb_s / link:.0f} % of a "
-                                      f"{link:g} MB/s link")
+            # reads at a link's rate are that link; the write side's guess (the slowest link above the
+            # fastest noisy write speed) yields to it, unless a write ran clearly faster than it
+            contradicted = k.link_mb_s > link and seen_mb_s > 1.05 * link
+            if not contradicted:
+                k = k.with_(link_mb_s=link)
+            out.notes["link_mb_s"] = (k.link_mb_s, "assumed" if contradicted else "determined",
+                                      f"PTS throughput: 1 MiB sequential reads at {meas.seq_read_mb_s:,.0f} MB/s, "
+                                      f"{100 * meas.seq_read_mb_s / link:.0f} % of a {link:g} MB/s link"
+                                      + (f", but writes ran at {seen_mb_s:,.0f} MB/s: the faster link kept"
+                                         if contradicted else ""))
     design = k.config(int(min(k.capacity_bytes, READ_SIM_BYTES)) // 4096 * 4096)
     k = k.with_(read_us=k.read_us if k.read_us is not None else float(design.timing.read_us))
     # the read time: secant steps on the QD 1 latency (the dies do not change it: 8 channels)
@@ -199,6 +206,10 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
             for j in (lo, lo - 1):
                 if 0 <= j and out.evaluations < max_evaluations:
                     at(ch, DIES_PER_CHANNEL[j])
+        if not tried:  # no simulation left for the geometry: the design's, undetermined
+            out.knobs = k
+            out.twin = run(k)
+            return out
         best = min(tried, key=lambda g: abs(math.log(max(tried[g], 1e-9) / meas.iops)))
         most, fewest = max(tried.values()), min(tried.values())
         bound = most < meas.iops * 0.97
