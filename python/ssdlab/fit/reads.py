@@ -166,25 +166,28 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
                                       + (f", but writes ran at {seen_mb_s:,.0f} MB/s: the faster link kept"
                                          if contradicted else ""))
     design = k.config(int(min(k.capacity_bytes, READ_SIM_BYTES)) // 4096 * 4096)
-    k = k.with_(read_us=k.read_us if k.read_us is not None else float(design.timing.read_us))
-    # the read time: secant steps on the QD 1 latency (the dies do not change it: 8 channels)
+    tr: float = k.read_us if k.read_us is not None else float(design.timing.read_us)
+    k = k.with_(read_us=tr)
+    # the read time: secant steps on the QD 1 latency (the dies do not change it)
     if meas.latency_us is not None:
+        target: float = meas.latency_us
         lo, hi = READ_US_BOUNDS
-        x0, f0 = k.read_us, run(k).latency_us or 0.0
-        x1 = min(max(x0 + (meas.latency_us - f0), lo), hi)
+        x0, f0 = tr, run(k).latency_us or 0.0
+        x1 = min(max(x0 + (target - f0), lo), hi)
         for _ in range(4):
-            if abs(f0 / meas.latency_us - 1) < 0.005 or out.evaluations >= max_evaluations:
+            if abs(f0 / target - 1) < 0.005 or out.evaluations >= max_evaluations:
                 break
             f1 = run(k.with_(read_us=x1)).latency_us or 0.0
             slope = (f1 - f0) / (x1 - x0) if x1 != x0 else 1.0
             x0, f0 = x1, f1
-            x1 = min(max(x1 + (meas.latency_us - f1) / (slope if slope > 0.2 else 1.0), lo), hi)
+            x1 = min(max(x1 + (target - f1) / (slope if slope > 0.2 else 1.0), lo), hi)
         k = k.with_(read_us=round(x0, 3))
         out.notes["read_us"] = (round(x0, 2), "determined", f"PTS latency: 4 KiB random reads at QD 1, mean "
                                                             f"{meas.latency_us:,.1f} µs")
     # the geometry: 0.5 KiB random reads at TC x QD, over `GEOMETRIES` (IOPS grow with the dies per
     # channel: a bisection for each channel count), the closest kept
     if meas.iops is not None:
+        iops_meas: float = meas.iops
         iops_test = m.pts_test("iops")
         assert iops_test is not None
         tried: Dict[Tuple[int, int], float] = {}
@@ -210,7 +213,7 @@ def fit_reads(k: Knobs, m: Measurements, say: Callable[[str], None] = lambda _: 
             out.knobs = k
             out.twin = run(k)
             return out
-        best = min(tried, key=lambda g: abs(math.log(max(tried[g], 1e-9) / meas.iops)))
+        best = min(tried, key=lambda g: abs(math.log(max(tried[g], 1e-9) / iops_meas)))
         most, fewest = max(tried.values()), min(tried.values())
         bound = most < meas.iops * 0.97
         floor = fewest > meas.iops * 1.03

@@ -85,7 +85,8 @@ def chart(runs: Sequence[Run]) -> Chart | None:
     procs = [p for p in PROCEDURES if any(p in r.curves for r in fits)]
     if not procs:
         return None
-    specs, keys = [], []
+    specs: List[Dict[str, Any]] = []
+    keys: List[Tuple[int, ...]] = []
     for fi, run in enumerate(fits):
         for pi, proc in enumerate(procs):
             label, xt, yt, log, errs = PROCEDURES[proc]
