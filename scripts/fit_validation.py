@@ -3,10 +3,11 @@
 For each drawn drive (random knobs within docs/fit.md's ranges; several GC modes; with and without
 an SLC cache; hidden dies and read time):
 
-1. "measure" it: a native consistency run and a saturation run at --capacity, with measurement-like
-   noise (log-normal, sigma 3 %, on each second's IOPS and each saturation point), written as a
-   device run would write them (iops.csv and saturation.csv, and a summary.json holding only the
-   procedure, its settings and the capacity);
+1. "measure" it: a native consistency run and a saturation run at --capacity, and (unless
+   --no-pts) PTS's latency, IOPS and throughput tests (points of --pts-round-s, 5 rounds), with
+   measurement-like noise (log-normal, sigma 3 %, on each second's IOPS, each saturation point and
+   each cell of a PTS table), written as a device run would write them (iops.csv, saturation.csv,
+   the PTS tables, and a summary.json holding only the procedure, its settings and the capacity);
 2. fit a twin from those directories (`ssdlab.fit.fit`, --budget seconds);
 3. predict held-out workloads on truth and twin at --predict-capacity: random 70/30 at QD 8, zipf
    1.2 writes, a block trace (MSR Cambridge format, made here), 4 KiB random writes with 25 % spare
@@ -118,6 +119,42 @@ def measure(cfg: DriveConfig, out: Path, rng: np.random.Generator, duration_s: f
             "steady_wa": c.summary.get("steady_write_amplification")}
 
 
+PTS_KEEP = ("scenario", "user_capacity_bytes", "variant", "active_range_pct", "threads", "queue_depth", "round_s",
+            "rounds_max")
+PTS_NOISY = {"latency_table.csv": ("iops", "mean_us", "p99_999_us", "max_us"),
+             "iops_table.csv": ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100"),
+             "throughput_table.csv": ("read_mb_s", "write_mb_s")}
+
+
+def measure_pts(cfg: DriveConfig, out: Path, rng: np.random.Generator, round_s: float) -> Dict[str, Any]:
+    """PTS's latency, IOPS and throughput tests as a device run records them: the tables (noisy),
+    and a summary of the test's settings and the capacity only."""
+    import pandas as pd
+
+    from ssdlab.scenarios.pts_iops import pts_iops
+    from ssdlab.scenarios.pts_latency import pts_latency
+    from ssdlab.scenarios.pts_throughput import pts_throughput
+
+    clean: Dict[str, Any] = {}
+    for name, run in (("pts-latency", pts_latency), ("pts-iops", pts_iops), ("pts-throughput", pts_throughput)):
+        d = out / name
+        r = run(cfg, round_s=round_s, rounds_max=5)
+        r.save(d)
+        s = json.loads((d / "summary.json").read_text())
+        (d / "summary.json").write_text(json.dumps({**{k: s.get(k) for k in PTS_KEEP}, "device": "hidden"}))
+        for f in d.iterdir():
+            if f.name not in PTS_NOISY and f.name != "summary.json":
+                f.unlink()
+        for table, cols in PTS_NOISY.items():
+            if (d / table).exists():
+                t = pd.read_csv(d / table)
+                clean[table] = t.to_dict("list")
+                for c in cols:
+                    t[c] = noisy(t[c].to_numpy(float), rng)
+                t.to_csv(d / table, index=False)
+    return clean
+
+
 def make_trace(path: Path) -> None:
     """A block trace in MSR Cambridge's format: 60 % writes, 80 % of requests on a hot 1 GiB,
     4-64 KiB requests (fit="wrap" folds it onto any capacity)."""
@@ -147,13 +184,18 @@ def one(i: int, args: argparse.Namespace, trace: Path) -> Dict[str, Any]:
     d = Path(args.out) / f"drive-{i:02d}"
     t0 = time.perf_counter()
     measured = measure(cfg, d, rng, args.duration)
+    dirs = [d / "consistency", d / "saturation"]
+    if not args.no_pts:
+        measure_pts(cfg, d, rng, args.pts_round_s)
+        dirs += [d / "pts-latency", d / "pts-iops", d / "pts-throughput"]
     t1 = time.perf_counter()
-    r = fit([d / "consistency", d / "saturation"], budget_s=args.budget)
+    r = fit(dirs, budget_s=args.budget)
     t2 = time.perf_counter()
     twin_cfg = r.knobs.config(args.predict_capacity)
     truth_cfg = DriveConfig.from_dict(drawn["drive"]).with_user_capacity(args.predict_capacity)
     row: Dict[str, Any] = {"drive": i, "truth": drawn["truth"], "twin": r.knobs.as_dict(), "fit_wall_s": t2 - t1,
-                           "evaluations": r.evaluations, "fit_errors": r.errors}
+                           "evaluations": r.evaluations, "fit_errors": r.errors, "pts": not args.no_pts,
+                           "knob_status": {n: k.status for n, k in r.table.items()}}
     tc = r.twin.consistency
     mc = measured["consistency"]
     row["cliff_s"] = {"truth": mc["cliff_s"], "twin": None if tc is None or tc.cliff_s is None else
@@ -200,6 +242,12 @@ def table(out: Path) -> str:
     stat("cache size (fitted, drives with a cache)", [err(r["cache_gb"]["twin"], r["cache_gb"]["truth"])
                                                      for r in rows if r["truth"]["cache"]], "≤ 15 %")
     stat("OP recovered", [err(r["twin"]["op"], r["truth"]["op"]) for r in rows], "")
+    stat("read time recovered (PTS latency)", [err(r["twin"].get("read_us"), r["truth"]["read_us"]) for r in rows], "")
+    stat("dies recovered (PTS IOPS)", [err(r["twin"].get("dies"), r["truth"]["dies"]) for r in rows], "")
+    for key, label in (("pts_read_latency_us", "PTS QD 1 read latency (fitted)"),
+                       ("pts_read_iops_512", "PTS 0.5 KiB read IOPS at TC x QD (fitted)"),
+                       ("pts_seq_read_mb_s", "PTS sequential read MB/s (fitted)")):
+        stat(label, [r["fit_errors"].get(key) for r in rows if key in r["fit_errors"]], "")
     walls = [r["fit_wall_s"] for r in rows]
     lines += ["", f"fit wall time: median {np.median(walls):.0f} s, max {max(walls):.0f} s; "
               f"GC mode recovered on {sum(r['twin']['gc_mode'] == r['truth']['gc_mode'] for r in rows)} of {len(rows)}"]
@@ -213,7 +261,9 @@ def main() -> int:
     ap.add_argument("--capacity", type=int, default=32 * GiB, help="measured capacity, bytes")
     ap.add_argument("--predict-capacity", type=int, default=16 * GiB)
     ap.add_argument("--duration", type=float, default=600.0)
-    ap.add_argument("--budget", type=float, default=120.0)
+    ap.add_argument("--budget", type=float, default=100.0)
+    ap.add_argument("--no-pts", action="store_true", help="measure and fit without the PTS tests (writes only)")
+    ap.add_argument("--pts-round-s", type=float, default=1.0, help="seconds of each PTS point")
     ap.add_argument("--out", default="runs/fit-validation")
     ap.add_argument("--table", action="store_true")
     args = ap.parse_args()

@@ -226,3 +226,116 @@ def test_hdtach_after_idle_decides_idle_gc_or_leaves_it_undetermined(measured: P
         got[name] = (t.value, t.status)
     assert got == {"recovers": (True, "determined"), "stays": (False, "determined"),
                    "no idle": (False, "undetermined")}
+
+
+def _hidden_reader(capacity: int) -> DriveConfig:
+    """A drive whose reads the write procedures do not show: 16 dies (8 channels x 2) and tR 80 µs
+    against the twin design's 32 dies and 50 µs."""
+    d = load_preset("mlc-256").to_dict()
+    d["name"] = "hidden-reads"
+    d["geometry"]["dies_per_channel"] = 2
+    d["timing"]["read_us"] = 80.0
+    d["timing"]["program_us"] = 650.0  # the same array write rate as 32 dies at 1300 µs
+    d["ftl"]["op"] = 0.15
+    return DriveConfig.from_dict(d).with_user_capacity(capacity)
+
+
+@pytest.fixture(scope="module")
+def pts_measured(tmp_path_factory: pytest.TempPathFactory) -> List[Path]:
+    """The hidden reader's consistency run and its PTS latency, IOPS and throughput tests (short
+    rounds), each as a simulated run saves it (the drive's configuration in every summary)."""
+    from ssdlab.scenarios.pts_iops import pts_iops
+    from ssdlab.scenarios.pts_latency import pts_latency
+    from ssdlab.scenarios.pts_throughput import pts_throughput
+
+    root = tmp_path_factory.mktemp("pts")
+    cfg = _hidden_reader(GiB)
+    consistency(cfg, duration_s=60.0).save(root / "consistency")
+    for name, run in (("latency", pts_latency), ("iops", pts_iops), ("throughput", pts_throughput)):
+        run(cfg, round_s=0.2, rounds_max=5).save(root / name)
+    return [root / n for n in ("consistency", "latency", "iops", "throughput")]
+
+
+def test_pts_runs_determine_the_read_time_the_dies_and_the_link(pts_measured: List[Path], tmp_path: Path) -> None:
+    without = fit(pts_measured[:1], max_evaluations=2, refine=False)
+    assert without.table["read_us"].status == "undetermined" and without.table["dies"].status == "undetermined"
+    assert without.knobs.dies == 32 and "pts_read_iops_512" not in without.errors
+    r = fit(pts_measured, max_evaluations=2, refine=False)
+    k = r.knobs
+    # the truth: tR 80 µs, 16 dies, a 600 MB/s link
+    assert r.table["read_us"].status == "determined" and k.read_us == pytest.approx(80.0, rel=0.05)
+    assert r.table["dies"].status == "determined" and k.dies == 16
+    assert r.table["link_mb_s"].status == "determined" and k.link_mb_s == 600.0
+    for fig in ("pts_read_latency_us", "pts_read_iops_512", "pts_seq_read_mb_s"):
+        assert abs(r.errors[fig]) < 0.05, (fig, r.errors)
+    # the dies scale the program time: the array's write rate (dies / tPROG) is what the burst fixed
+    assert k.dies / k.program_us == pytest.approx(without.knobs.dies / without.knobs.program_us, rel=0.06)
+    # what a device run does not record is never read: blank the drive's configuration, drop rounds.csv
+    blank = []
+    for d in pts_measured[1:]:
+        b = tmp_path / d.name
+        shutil.copytree(d, b)
+        s = json.loads((b / "summary.json").read_text())
+        for key in ("drive", "label", "op", "effective_spare_factor", "gc_policy", "gc_mode", "seed", "wipc",
+                    "steady_state", "window_iops", "simulated_seconds", "wall_seconds", "active_bytes"):
+            s[key] = None
+        s["op"] = 5.0
+        (b / "summary.json").write_text(json.dumps(s))
+        (b / "rounds.csv").unlink()
+        blank.append(b)
+    r2 = fit(pts_measured[:1] + blank, max_evaluations=2, refine=False)
+    assert r2.knobs == r.knobs and r2.errors == r.errors
+
+
+def test_the_fit_is_a_section_of_the_html_report(pts_measured: List[Path], tmp_path: Path) -> None:
+    from ssdlab.fit.report import save_report
+    from ssdlab.report import build_report, load_runs
+
+    r = fit(pts_measured, max_evaluations=1, refine=False)
+    save_report(r, tmp_path / "twin-fit", "twin.toml")
+    report = build_report(load_runs([tmp_path / "twin-fit", pts_measured[0]]))
+    assert [s.id for s in report.sections][-1] == "fit"
+    chart = report.charts()["fit"]
+    assert chart.rows == [("Procedure", ["Consistency", "PTS reads"])]
+    pts = chart.spec("PTS reads")
+    measured, twin = (t for t in pts["data"])
+    assert measured["y"][0] == pytest.approx(r.measured["pts"]["latency_us"])
+    assert twin["y"][0] == pytest.approx(r.twin.reads.latency_us)
+    assert len(chart.spec("Consistency")["data"][0]["y"]) == 60
+    knobs = report.tables()["fit-knobs"]
+    assert "determined" in [c.text for c in knobs.column("Status")] and "dies" in [c.text for c in knobs.column("Knob")]
+    page = report.html(plotly="/* stub */")
+    assert 'id="fit"' in page and ">PTS reads</button>" in page
+
+
+def test_bad_pts_inputs_are_one_line_errors(pts_measured: List[Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "t.toml")
+    reads_only = [str(d) for d in pts_measured[1:]]
+    assert "PTS runs only the reads" in _one_line_error(capsys, ["fit", *reads_only, "--out", out])
+    broken = tmp_path / "iops"
+    shutil.copytree(pts_measured[2], broken)
+    t = pd.read_csv(broken / "iops_table.csv")
+    t.loc[0, "100/0"] = np.nan
+    t.to_csv(broken / "iops_table.csv", index=False)
+    assert "finite, positive" in _one_line_error(capsys, ["fit", str(pts_measured[0]), str(broken), "--out", out])
+    wsat = tmp_path / "wsat"
+    wsat.mkdir()
+    (wsat / "summary.json").write_text(json.dumps({"scenario": "pts-wsat", "user_capacity_bytes": GiB}))
+    assert "cannot be fitted" in _one_line_error(capsys, ["fit", str(pts_measured[0]), str(wsat), "--out", out])
+    assert not Path(out).exists()
+
+
+def test_sequential_reads_at_a_links_rate_name_the_link(pts_measured: List[Path]) -> None:
+    """The write side guesses the slowest link above its fastest (noisy) speed; PTS's sequential
+    reads at 99 % of 600 MB/s say the link is 600 MB/s, unless a write ran clearly faster."""
+    from ssdlab.fit.measurements import read_measurements
+    from ssdlab.fit.reads import fit_reads
+    from ssdlab.fit.twin import Knobs
+
+    m = read_measurements(pts_measured[1:])
+    guess = Knobs(capacity_bytes=GiB, link_mb_s=3500.0)
+    r = fit_reads(guess, m, max_evaluations=1, seen_mb_s=400.0)
+    assert r is not None and r.knobs.link_mb_s == 600.0 and r.notes["link_mb_s"][:2] == (600.0, "determined")
+    r2 = fit_reads(guess, m, max_evaluations=1, seen_mb_s=900.0)
+    assert r2 is not None and r2.knobs.link_mb_s == 3500.0 and r2.notes["link_mb_s"][1] == "assumed"

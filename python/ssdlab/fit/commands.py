@@ -19,17 +19,19 @@ __all__ = ["fit_command", "predict_command"]
 @click.option("--out", "-o", required=True, metavar="FILE",
               help="The twin's drive file (TOML; use it with --drive-file or `ssdlab predict`).")
 @click.option("--report", "report_dir", metavar="DIR",
-              help="Directory for the fit report (fit.json, fit.png). [default: FILE without .toml + '-fit']")
+              help="Directory for the fit report (fit.json, fit.png; `ssdlab report DIR` shows it). "
+                   "[default: FILE without .toml + '-fit']")
 @click.option("--budget", type=click.FloatRange(min=1.0), default=600.0, show_default=True, metavar="SECONDS",
               help="Wall-clock bound of the fit's simulations; the best twin so far is kept.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 def fit_command(dirs: Tuple[str, ...], out: str, report_dir: Optional[str], budget: float, quiet: bool) -> None:
     """Fit a simulated twin to a drive's measurements.
 
-    DIR... are result directories of the drive: consistency, hdtach/torture and saturation runs
-    (`--device` runs or any ssdlab run; only what a device run records is read), or directories of
-    fio JSON output with per-second logs (docs/fit.md). Writes the twin's drive file and a fit
-    report saying which knobs each measurement determined and which stay undetermined.
+    DIR... are result directories of the drive: consistency, hdtach/torture and saturation runs,
+    PTS latency / iops / throughput runs (or a `pts all` directory) for the reads (`--device` runs
+    or any ssdlab run; only what a device run records is read), or directories of fio JSON output
+    with per-second logs (docs/fit.md). Writes the twin's drive file and a fit report saying which
+    knobs each measurement determined and which stay undetermined (`ssdlab report` shows it too).
     """
     from ssdlab.fit.engine import fit
     from ssdlab.fit.measurements import read_measurements
@@ -54,7 +56,7 @@ def fit_command(dirs: Tuple[str, ...], out: str, report_dir: Optional[str], budg
     save_report(result, rdir, str(out))
     if quiet:
         return
-    click.echo(f"Twin in {out}; report in {rdir}{'/'}: fit.json, fit.png "
+    click.echo(f"Twin in {out}; report in {rdir}{'/'}: fit.json, fit.png (and for `ssdlab report`: summary.json) "
                f"({result.evaluations} simulations, {result.wall_seconds:.0f} s)")
     for name, k in result.table.items():
         click.echo(f"  {name:<20} {str(k.value):<14} {k.status:<13} {k.by}")

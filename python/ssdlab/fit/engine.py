@@ -14,7 +14,10 @@ the reading into the knob, since the simulator and not a formula says what a kno
    tight band: active; else on-demand); its level enters the joint refinement (WA is what the twin
    then predicts: a device does not report it);
 5. HD Tach after idle: idle GC present if a pass after idle time is back near the clean pass;
-6. saturation: the SLC cache (seen if the speed falls below half before the end), its size
+6. PTS (``fit.reads``): the read time from the latency test's QD 1 reads, the dies from the IOPS
+   test's 0.5 KiB reads at TC x QD, the link from the throughput test's sequential reads; first,
+   since the dies scale the program times the write stages then fit;
+7. saturation: the SLC cache (seen if the speed falls below half before the end), its size
    (dynamic share), the speed in it (pSLC program time), after it (folding while writing) and at
    the end (native program time, if no consistency run gave it), and folding while idle (the write
    after idle is fast again).
@@ -41,6 +44,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fit.figures import (ConsistencyFigures, SaturationFigures, consistency_figures, saturation_figures,
                                 steady_start)
 from ssdlab.fit.measurements import Consistency, Measurements, Saturation, read_measurements
+from ssdlab.fit.reads import ReadFigures, fit_reads, read_errors, read_figures
 from ssdlab.fit.twin import Knobs, standard_link
 
 __all__ = ["FitResult", "fit", "MAX_SIM_BYTES"]
@@ -81,6 +85,7 @@ class TwinRun:
     saturation_curve: Optional[Tuple[np.ndarray, np.ndarray]] = None
     saturation_gb_scale: float = 1.0
     loss: float = float("inf")
+    reads: Optional[ReadFigures] = None  # the PTS read points (fit.reads), when PTS runs were given
 
 
 @dataclass
@@ -212,7 +217,8 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     m = source if isinstance(source, Measurements) else read_measurements(source)
     if not m.consistency and not m.saturation:
         raise SsdlabError("the fit needs a consistency or a saturation run (HD Tach passes alone determine only idle "
-                          "GC); measure one with `ssdlab consistency --device` or fio (docs/fit.md)")
+                          "GC, PTS runs only the reads); measure one with `ssdlab consistency --device` or fio "
+                          "(docs/fit.md)")
     cons = m.consistency[0] if m.consistency else None
     sat = m.saturation[0] if m.saturation else None
     if len(m.consistency) > 1 or len(m.saturation) > 1:
@@ -243,13 +249,24 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
                                                f"slowest standard link above it")
     knobs = Knobs(capacity_bytes=cap, link_mb_s=link)
 
-    # 6 (first, it picks the design). SLC cache
+    # PTS: the read time, the dies (read parallelism) and the link, before the write stages (the
+    # dies scale the program times those fit: `dies_scale`)
     cache = ms is not None and ms.cache_gb is not None and ms.cache_gb < 0.9 * ms.written_gb
+    steady_seen = max([seen[0]] + ([] if mc is None else [seen[1]]) +  # medians, not the noisiest point
+                      ([] if ms is None else [ms.initial_mb_s, ms.in_cache_mb_s]))
+    rf = fit_reads(knobs.with_(cache=cache), m, say=say, seed=seed, seen_mb_s=steady_seen)
+    if rf is not None:
+        knobs = rf.knobs
+        for name, (value, status, by) in rf.notes.items():
+            table[name] = Knob(value, status, by)
+    dies_scale = knobs.dies / Knobs(capacity_bytes=cap).dies
+
+    # 7 (before the write stages: it picks the design). SLC cache
     if ms is not None:
         if cache:
             share = min(max(3.0 * ms.cache_gb * 1e9 / cap, 0.01), 1.0)  # type: ignore[operator]
-            pslc = 222.0 * 4095.0 / max(ms.in_cache_mb_s, 1.0)
-            native = 470.0 * 2000.0 / max(ms.end_mb_s, 1.0)
+            pslc = 222.0 * 4095.0 / max(ms.in_cache_mb_s, 1.0) * dies_scale
+            native = 470.0 * 2000.0 / max(ms.end_mb_s, 1.0) * dies_scale
             fold = 0.0
             if ms.after_cache_mb_s is not None and ms.after_cache_mb_s < 0.85 * ms.end_mb_s:
                 fold = min(max(ms.end_mb_s / ms.after_cache_mb_s - 1.0, 0.05), 4.0)
@@ -265,7 +282,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
 
     # 2. program time from the clean burst
     if mc is not None and not cache:
-        knobs = knobs.with_(program_us=1300.0 * 88_440.0 / mc.clean_iops)
+        knobs = knobs.with_(program_us=1300.0 * 88_440.0 / mc.clean_iops * dies_scale)
     # 3. OP from the cliff
     modes = ["on-demand"]
     if mc is not None:
@@ -397,16 +414,25 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
         table["cell"] = Knob("tlc", "assumed", "bits per cell: only the cache size (share / bits) is determined")
     made = k.config()
     dies = made.geometry.channels * made.geometry.dies_per_channel
-    table["dies"] = Knob(dies, "undetermined", f"the design's {made.geometry.channels} channels x "
-                                              f"{made.geometry.dies_per_channel} dies: writes show only the array's rate")
-    table["read_us"] = Knob(made.timing.read_us, "undetermined", "no read measurement: the design's read time")
+    if "dies" not in table:
+        table["dies"] = Knob(dies, "undetermined", f"the design's {made.geometry.channels} channels x "
+                                                  f"{made.geometry.dies_per_channel} dies: writes show only the array's "
+                                                  f"rate (a PTS IOPS run's small reads show the dies)")
+    if "read_us" not in table:
+        table["read_us"] = Knob(made.timing.read_us, "undetermined", "no read measurement: the design's read time (a "
+                                                                     "PTS latency run's QD 1 reads show it)")
+    if rf is not None:  # the final twin's read points, against the measured ones
+        twin.reads = read_figures(k, m, seed)
+        errors.update(read_errors(twin.reads, rf.measured))
     table["program_us"].value = round(made.timing.program_us, 2)  # at the twin's dies (fewer on a tiny drive)
     if k.cache:
         table["pslc_program_us"].value = round(made.timing.pslc_program_us, 2)
     measured = {"consistency": None if mc is None else mc.as_dict(), "saturation": None if ms is None else ms.as_dict(),
                 "hdtach": None if not m.hdtach else [{"name": n, "mb_s": v} for n, v in m.hdtach[0].passes],
+                "pts": None if rf is None else rf.measured.as_dict(),
                 "sources": m.describe()}
-    return FitResult(knobs=k, table=table, measured=measured, twin=twin, errors=errors, evaluations=len(history),
+    return FitResult(knobs=k, table=table, measured=measured, twin=twin, errors=errors,
+                     evaluations=len(history) + (0 if rf is None else rf.evaluations + 1),
                      wall_seconds=time.perf_counter() - started, sim_capacity_bytes=sim_cap, history=history,
                      measurements=m)
 

@@ -10,6 +10,13 @@ measurements and reads, from each, nothing but what a run on a real device recor
   the procedure's settings (``torture_minutes``, ``idle_minutes``, ``block_bytes``, ``queue_depth``);
 * ``saturation``: ``saturation.csv`` (MB/s against GB written) and the procedure's settings
   (``pattern``, ``block_bytes``, ``queue_depth``, ``fill_pct``, ``idle_minutes``);
+* ``pts-latency``, ``pts-iops``, ``pts-throughput`` (``ssdlab pts TEST``, simulated or ``--device``;
+  a ``pts all`` directory gives its ``latency``, ``iops`` and ``throughput`` subdirectories): the
+  window averages of the test's table (``latency_table.csv``: mean response time per R/W mix and
+  block size at TC 1 x QD 1; ``iops_table.csv``: IOPS per block size and mix at TC x QD;
+  ``throughput_table.csv``: sequential read and write MB/s per block size at QD 32) and the test's
+  settings (``variant``, ``active_range_pct``, ``threads``, ``queue_depth``, ``round_s``); never
+  ``rounds.csv`` (its write amplification is a simulated run's);
 * a directory of fio output (``fio --output-format=json`` in ``*.json`` with ``write_iops_log`` /
   ``write_bw_log`` files, docs/fit.md "fio's files"): a time-based random-write job is read as a
   consistency run, a sequential write job over the whole device as a saturation run.
@@ -39,6 +46,7 @@ __all__ = [
     "Consistency",
     "Hdtach",
     "Measurements",
+    "Pts",
     "Saturation",
     "read_measurements",
 ]
@@ -52,6 +60,7 @@ ALLOWED_SUMMARY_KEYS = {
                "passes"),
     "saturation": ("scenario", "user_capacity_bytes", "pattern", "block_bytes", "queue_depth", "fill_pct",
                    "prefill_pct", "idle_minutes", "after_idle_pct"),
+    "pts": ("scenario", "user_capacity_bytes", "variant", "active_range_pct", "threads", "queue_depth", "round_s"),
 }
 """The only keys of a ``summary.json`` the fit reads, per procedure (what a device run records:
 the procedure, its settings and the capacity tested). ``passes`` is read for the pass names only."""
@@ -103,6 +112,22 @@ class Saturation:
     after_idle_mb_s: Optional[np.ndarray] = None
 
 
+@dataclass(frozen=True)
+class Pts:
+    """A PTS test's window averages of random reads and writes (``test``: latency, iops or
+    throughput): per block size, the mean response time in µs at QD 1 (latency), the IOPS at
+    `threads` x `qd` (iops), the sequential MB/s at QD 32 (throughput)."""
+
+    source: str
+    capacity_bytes: int
+    test: str
+    threads: int
+    qd: int
+    active_range_pct: float
+    read: Dict[int, float]  # 100/0 (reads only), by block size
+    write: Dict[int, float]  # 0/100 (writes only), by block size
+
+
 @dataclass
 class Measurements:
     """Every measurement of one drive, by procedure."""
@@ -110,9 +135,14 @@ class Measurements:
     consistency: List[Consistency] = field(default_factory=list)
     hdtach: List[Hdtach] = field(default_factory=list)
     saturation: List[Saturation] = field(default_factory=list)
+    pts: List[Pts] = field(default_factory=list)
 
-    def runs(self) -> List[Union[Consistency, Hdtach, Saturation]]:
-        return [*self.consistency, *self.hdtach, *self.saturation]
+    def runs(self) -> List[Union[Consistency, Hdtach, Saturation, Pts]]:
+        return [*self.consistency, *self.hdtach, *self.saturation, *self.pts]
+
+    def pts_test(self, test: str) -> Optional[Pts]:
+        """The first PTS run of `test` (latency, iops, throughput), or None."""
+        return next((p for p in self.pts if p.test == test), None)
 
     @property
     def capacity_bytes(self) -> int:
@@ -138,7 +168,7 @@ def _summary(d: Path) -> Dict[str, Any]:
 
 def _allowed(doc: Dict[str, Any], scenario: str) -> Dict[str, Any]:
     """Only the keys a device run records (`ALLOWED_SUMMARY_KEYS`); nothing else leaves this function."""
-    return {k: doc.get(k) for k in ALLOWED_SUMMARY_KEYS[scenario]}
+    return {k: doc.get(k) for k in ALLOWED_SUMMARY_KEYS["pts" if scenario.startswith("pts-") else scenario]}
 
 
 def _positive_int(v: Any, what: str, d: Path) -> int:
@@ -211,6 +241,68 @@ def _saturation(d: Path, doc: Dict[str, Any]) -> Saturation:
         fill_pct=_number(s.get("fill_pct"), 100.0), idle_minutes=_number(s.get("idle_minutes"), 0.0),
         after_idle_gb=a["gb_written"].to_numpy(float) if len(a) else None,
         after_idle_mb_s=a["mb_s"].to_numpy(float) if len(a) else None)
+
+
+PTS_TABLES = {"pts-latency": "latency_table.csv", "pts-iops": "iops_table.csv", "pts-throughput": "throughput_table.csv"}
+
+
+def _finite_positive(frame: Any, column: str, path: Path) -> Any:
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+    if len(values) == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise SsdlabError(f"{path}: column {column!r} needs finite, positive values (a test that completed)")
+    return values
+
+
+def _pts(d: Path, doc: Dict[str, Any]) -> Pts:
+    """A PTS test's table (the window averages) and settings; rounds.csv is not read."""
+    scenario = str(doc.get("scenario"))
+    s = _allowed(doc, scenario)
+    test = scenario[len("pts-"):]
+    path = d / PTS_TABLES[scenario]
+    if test == "latency":
+        frame = _csv(path, ("read_pct", "block_bytes", "mean_us"))
+        mean = _finite_positive(frame, "mean_us", path)
+        pct = frame["read_pct"].to_numpy(float)
+        bs = frame["block_bytes"].to_numpy(int)
+        read = {int(b): float(v) for b, p, v in zip(bs, pct, mean) if p == 100}
+        write = {int(b): float(v) for b, p, v in zip(bs, pct, mean) if p == 0}
+        threads, qd = 1, 1
+    elif test == "iops":
+        frame = _csv(path, ("block_bytes", "100/0", "0/100"))
+        bs = frame["block_bytes"].to_numpy(int)
+        read = dict(zip(map(int, bs), map(float, _finite_positive(frame, "100/0", path))))
+        write = dict(zip(map(int, bs), map(float, _finite_positive(frame, "0/100", path))))
+        threads = _positive_int(s["threads"], "threads", d)
+        qd = _positive_int(s["queue_depth"], "queue_depth", d)
+    else:
+        frame = _csv(path, ("block_bytes", "read_mb_s", "write_mb_s"))
+        bs = frame["block_bytes"].to_numpy(int)
+        read = dict(zip(map(int, bs), map(float, _finite_positive(frame, "read_mb_s", path))))
+        write = dict(zip(map(int, bs), map(float, _finite_positive(frame, "write_mb_s", path))))
+        threads, qd = 1, 32
+    if not read:
+        raise SsdlabError(f"{path}: holds no reads-only (100/0) row; the test cannot be fitted")
+    pct = _number(s.get("active_range_pct"), 100.0)
+    return Pts(source=str(d), capacity_bytes=_positive_int(s["user_capacity_bytes"], "user_capacity_bytes", d),
+               test=test, threads=threads, qd=qd, active_range_pct=pct if 0 < pct <= 100 else 100.0, read=read,
+               write=write)
+
+
+def _pts_all(d: Path) -> List[Pts]:
+    """The latency, IOPS and throughput tests of a ``pts all`` directory (its other tests show no knob
+    the fit sets, and are passed over)."""
+    out = []
+    for sub in ("latency", "iops", "throughput"):
+        if (d / sub / "summary.json").is_file():
+            doc = _summary(d / sub)
+            if doc.get("scenario") == f"pts-{sub}":
+                out.append(_pts(d / sub, doc))
+    if not out:
+        raise SsdlabError(f"{d}: a pts all directory without a finished latency, iops or throughput test; "
+                          f"give the test directories themselves")
+    return out
 
 
 # -- fio's own output ------------------------------------------------------------------------------
@@ -299,14 +391,16 @@ def _fio_size(doc: Dict[str, Any]) -> Any:
 
 # -- the entry -------------------------------------------------------------------------------------
 
-READERS = {"consistency": _consistency, "hdtach": _hdtach, "torture": _hdtach, "saturation": _saturation}
+READERS = {"consistency": _consistency, "hdtach": _hdtach, "torture": _hdtach, "saturation": _saturation,
+           "pts-latency": _pts, "pts-iops": _pts, "pts-throughput": _pts}
 
 
 def read_measurements(dirs: Sequence[PathLike]) -> Measurements:
     """The measurements in result directories (ssdlab's, simulated or `--device`, or fio's own
     output); a directory from another tool or another procedure is a one-line error."""
     if not dirs:
-        raise SsdlabError("give at least one result directory to fit (a consistency, hdtach, torture or saturation run)")
+        raise SsdlabError("give at least one result directory to fit (a consistency, hdtach, torture, saturation or "
+                          "pts latency / iops / throughput run)")
     out = Measurements()
     for raw in dirs:
         d = Path(raw)
@@ -315,10 +409,13 @@ def read_measurements(dirs: Sequence[PathLike]) -> Measurements:
         if (d / "summary.json").is_file():
             doc = _summary(d)
             scenario = doc.get("scenario")
+            if scenario == "pts-all":
+                out.pts += _pts_all(d)
+                continue
             reader = READERS.get(str(scenario))
             if reader is None:
-                raise SsdlabError(f"{d}: a {scenario!r} result cannot be fitted yet; give consistency, hdtach, torture "
-                                  f"or saturation runs")
+                raise SsdlabError(f"{d}: a {scenario!r} result cannot be fitted yet; give consistency, hdtach, torture, "
+                                  f"saturation or pts latency / iops / throughput runs")
             m = reader(d, doc)
             getattr(out, "hdtach" if isinstance(m, Hdtach) else type(m).__name__.lower()).append(m)
             continue

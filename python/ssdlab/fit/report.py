@@ -1,5 +1,8 @@
 """The fit report: ``fit.json`` (knobs, what determined each, figures measured vs twin, their
-errors) and ``fit.png`` (the measured curve and the twin's, one panel per procedure)."""
+errors), ``fit.png`` (the measured curve and the twin's, one panel per procedure), ``fit.html``,
+and what makes the directory one ``ssdlab report`` reads (its "Fit" section,
+`ssdlab.fit.report_section`): ``summary.json`` (``scenario`` "fit", the twin, and fit.json's
+contents) and ``fit_curves.csv`` (every curve of the overlay: procedure, series, x, y, category)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,13 @@ import numpy as np
 
 from ssdlab.fit.engine import FitResult
 
-__all__ = ["figure", "report_doc", "save_report"]
+__all__ = ["CURVE_COLUMNS", "curves", "figure", "report_doc", "save_report"]
+
+CURVE_COLUMNS = ("procedure", "series", "x", "y", "category")
+"""fit_curves.csv's columns: ``category`` names a bar (HD Tach pass, PTS figure), empty for a curve."""
+PTS_FIGURES = (("latency_us", "QD 1 4 KiB read latency (µs)"), ("iops", "0.5 KiB read IOPS at TC x QD"),
+               ("iops_4k", "4 KiB read IOPS at TC x QD"), ("seq_read_mb_s", "1 MiB sequential read MB/s"))
+"""The PTS read figures of the overlay, in order (``fit.reads.ReadFigures``)."""
 
 
 def _clean(v: Any) -> Any:
@@ -31,7 +40,8 @@ def report_doc(r: FitResult, twin_file: str = "") -> Dict[str, Any]:
     from ssdlab import __version__
 
     twin = {"consistency": None if r.twin.consistency is None else r.twin.consistency.as_dict(),
-            "saturation": None if r.twin.saturation is None else r.twin.saturation.as_dict()}
+            "saturation": None if r.twin.saturation is None else r.twin.saturation.as_dict(),
+            "pts": None if r.twin.reads is None else r.twin.reads.as_dict()}
     if twin["consistency"] is not None:  # times and bytes at the measured capacity
         sc = r.twin.consistency_time_scale
         for key in ("cliff_s", "cliff_bytes"):
@@ -68,6 +78,8 @@ def figure(r: FitResult) -> Any:
         panels.append("saturation")
     if m is not None and m.hdtach:
         panels.append("hdtach")
+    if r.twin.reads is not None and r.measured.get("pts"):
+        panels.append("pts")
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 3.6 * len(panels)), squeeze=False)
     for ax, name in zip(axes[:, 0], panels):
         if name == "consistency":
@@ -97,6 +109,17 @@ def figure(r: FitResult) -> Any:
                          + ", ".join(f"{k} {100 * v:+.1f} %" for k, v in e.items()
                                      if v is not None and k in ("cache_gb", "in_cache_mb_s", "after_cache_mb_s",
                                                                 "end_mb_s")), fontsize=9)
+        elif name == "pts":
+            meas, tw = r.measured["pts"], r.twin.reads.as_dict()  # type: ignore[union-attr]
+            shown = [(key, label) for key, label in PTS_FIGURES if meas.get(key) and tw.get(key) is not None]
+            x = np.arange(len(shown))
+            ax.bar(x - 0.2, [100.0] * len(shown), 0.4, color="tab:blue", label="measured")
+            ax.bar(x + 0.2, [100 * tw[k] / meas[k] for k, _ in shown], 0.4, color="tab:orange", label="twin")
+            ax.set_xticks(x, [f"{label}\n{meas[k]:,.0f}" for k, label in shown], fontsize=7)
+            ax.set_ylabel("% of measured")
+            ax.set_title("PTS reads (latency, IOPS, throughput tests) · errors: " + ", ".join(
+                f"{k} {100 * v:+.1f} %" for k, v in r.errors.items() if v is not None and k.startswith("pts_")),
+                fontsize=9)
         else:
             h = m.hdtach[0]  # type: ignore[union-attr]
             names = [n for n, _ in h.passes]
@@ -106,7 +129,7 @@ def figure(r: FitResult) -> Any:
             ax.set_ylabel("% of the clean pass")
             ax.set_title(f"HD Tach passes (idle GC: {r.table['idle_gc'].value}, {r.table['idle_gc'].status})",
                          fontsize=9)
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="lower right" if name == "pts" else "upper right", fontsize=8)
         ax.grid(alpha=0.3)
     import textwrap
 
@@ -150,6 +173,15 @@ def html_page(r: FitResult) -> str | None:
         fig.add_trace(go.Bar(x=[n for n, _ in h.passes], y=[100 * v / h.passes[0][1] for _, v in h.passes],
                              name="measured HD Tach % of clean"))
         groups.append(("HD Tach", [first], "pass", "% of the clean pass", "linear"))
+    if r.twin.reads is not None and r.measured.get("pts"):
+        meas, tw = r.measured["pts"], r.twin.reads.as_dict()
+        shown = [(key, label) for key, label in PTS_FIGURES if meas.get(key) and tw.get(key) is not None]
+        first = len(fig.data)
+        fig.add_trace(go.Bar(x=[label for _, label in shown], y=[100.0] * len(shown), name="measured PTS",
+                             text=[f"{meas[k]:,.1f}" for k, _ in shown]))
+        fig.add_trace(go.Bar(x=[label for _, label in shown], y=[100 * tw[k] / meas[k] for k, _ in shown],
+                             name="twin PTS", text=[f"{tw[k]:,.1f}" for k, _ in shown]))
+        groups.append(("PTS reads", [first, first + 1], "figure", "% of measured", "linear"))
     if not groups:
         return None
     buttons = []
@@ -181,12 +213,54 @@ def html_page(r: FitResult) -> str | None:
             f"{body}{table}</body></html>")
 
 
+def curves(r: FitResult) -> Any:
+    """Every curve of the overlay as rows of `CURVE_COLUMNS` (the twin's times and GB at the measured
+    capacity)."""
+    import pandas as pd
+
+    rows: list = []
+
+    def add(proc: str, series: str, xs: Any, ys: Any, cats: Any = None) -> None:
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            rows.append((proc, series, float(x), float(y), "" if cats is None else cats[i]))
+
+    m = r.measurements
+    if m is not None and m.consistency:
+        c = m.consistency[0]
+        add("consistency", "measured", np.arange(len(c.iops)), c.iops)
+        if r.twin.consistency_iops is not None:
+            add("consistency", "twin", np.arange(len(r.twin.consistency_iops)) * r.twin.consistency_time_scale,
+                r.twin.consistency_iops)
+    if m is not None and m.saturation:
+        s = m.saturation[0]
+        add("saturation", "measured", s.gb_written, s.mb_s)
+        if r.twin.saturation_curve is not None:
+            add("saturation", "twin", *r.twin.saturation_curve)
+    if m is not None and m.hdtach:
+        h = m.hdtach[0]
+        add("hdtach", "measured", range(len(h.passes)), [100 * v / h.passes[0][1] for _, v in h.passes],
+            [n for n, _ in h.passes])
+    if r.twin.reads is not None and r.measured.get("pts"):
+        meas, tw = r.measured["pts"], r.twin.reads.as_dict()
+        shown = [(key, label) for key, label in PTS_FIGURES if meas.get(key) and tw.get(key) is not None]
+        add("pts", "measured", range(len(shown)), [meas[k] for k, _ in shown], [label for _, label in shown])
+        add("pts", "twin", range(len(shown)), [tw[k] for k, _ in shown], [label for _, label in shown])
+    return pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+
+
 def save_report(r: FitResult, out: Path, twin_file: str = "") -> None:
-    """Writes fit.json, fit.png and (with plotly) fit.html into the directory `out` (made if missing)."""
+    """Writes fit.json, fit.png, (with plotly) fit.html, and the summary.json and fit_curves.csv that
+    `ssdlab report` reads, into the directory `out` (made if missing)."""
     from ssdlab.outputs import write_output
 
     out.mkdir(parents=True, exist_ok=True)
-    write_output(out / "fit.json", json.dumps(report_doc(r, twin_file), indent=2) + "\n", what="fit report")
+    doc = report_doc(r, twin_file)
+    write_output(out / "fit.json", json.dumps(doc, indent=2) + "\n", what="fit report")
+    sources = [Path(str(x).split(":")[0]).name for x in (doc.get("sources") or [])]
+    summary = {"scenario": "fit", "label": f"twin of {', '.join(sources)}"[:120], "drive": r.config().name,
+               "device": None, **doc}
+    write_output(out / "summary.json", json.dumps(summary, indent=2) + "\n", what="fit report summary")
+    write_output(out / "fit_curves.csv", curves(r).to_csv(index=False), what="fit curves")
     fig = figure(r)
     import io
 

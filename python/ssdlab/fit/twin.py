@@ -46,6 +46,9 @@ class Knobs:
     pslc_program_us: float = 222.0
     fold_while_writing: float = 0.0
     idle_fold: bool = True
+    dies: int = 32  # read parallelism (the write rate is dies x page / tPROG)
+    channels: int = 8  # dies / channels per channel
+    read_us: Optional[float] = None  # None: the design's
 
     def with_(self, **changes: Any) -> "Knobs":
         return replace(self, **changes)
@@ -64,6 +67,13 @@ class Knobs:
         data["description"] = self.description()
         data["timing"]["program_us"] = float(self.program_us)
         data["host"]["link_mb_s"] = float(self.link_mb_s)
+        g = data["geometry"]
+        g["channels"] = min(int(self.channels), int(self.dies))
+        g["dies_per_channel"] = max(1, int(self.dies) // g["channels"])
+        if self.read_us is not None:  # the pSLC read time keeps its ratio to the native one
+            if data["timing"].get("pslc_read_us") is not None:
+                data["timing"]["pslc_read_us"] *= float(self.read_us) / data["timing"]["read_us"]
+            data["timing"]["read_us"] = float(self.read_us)
         ftl = data["ftl"]
         mode = load_preset(_MODE_PRESET[self.gc_mode]).to_dict()["ftl"]
         for key in _MODE_KEYS:
@@ -86,8 +96,9 @@ class Knobs:
     def description(self) -> str:
         cache = (f", dynamic SLC cache {self.dynamic_share:.3f} of free space (pSLC {self.pslc_program_us:.0f} us, "
                  f"folding {self.fold_while_writing:.2f}/unit)" if self.cache else "")
-        return (f"ssdlab fit twin: {self.op * 100:.1f}% OP, tPROG {self.program_us:.0f} us, {self.gc_mode} GC"
-                f"{', idle GC' if self.idle_gc else ''}{cache}")
+        reads = f", tR {self.read_us:.0f} us" if self.read_us is not None else ""
+        return (f"ssdlab fit twin: {self.channels} x {self.dies // self.channels} dies, {self.op * 100:.1f}% OP, tPROG {self.program_us:.0f} us{reads}, "
+                f"{self.gc_mode} GC{', idle GC' if self.idle_gc else ''}{cache}")
 
 
 def _at_capacity(data: Dict[str, Any], user_bytes: int) -> DriveConfig:
@@ -101,14 +112,16 @@ def _at_capacity(data: Dict[str, Any], user_bytes: int) -> DriveConfig:
             return DriveConfig.from_dict(data, what="the twin").with_user_capacity(user_bytes)
         except SsdlabError as err:
             g = data["geometry"]
-            if "too small" not in str(err) or g["channels"] * g["dies_per_channel"] == 1:
+            before = g["channels"] * g["dies_per_channel"]
+            if "too small" not in str(err) or before == 1:
                 raise
             if g["channels"] > 1:
                 g["channels"] //= 2
             else:
                 g["dies_per_channel"] //= 2
             for key in ("program_us", "pslc_program_us"):
-                data["timing"][key] /= 2.0
+                if data["timing"].get(key) is not None:
+                    data["timing"][key] *= g["channels"] * g["dies_per_channel"] / before
 
 
 def standard_link(max_seen_mb_s: float) -> float:

@@ -103,8 +103,11 @@ SECTION_ORDER = ("consistency", "hdtach", "wa", "used-vs-new", "saturation")
 
 def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
     """Assemble the sections from loaded runs (see :func:`load_runs`): each scenario's, in
-    `SECTION_ORDER`, then those of any other registered scenario."""
+    `SECTION_ORDER`, then those of any other registered scenario, then those of the results that
+    are not a scenario's (`ssdlab.report.load.OTHER_RESULTS`: the fit)."""
     from ssdlab.scenarios import all_scenarios
+
+    from .load import other_results
 
     report = Report(title or _default_title(runs), _intro(runs), runs=list(runs))
     modules = {s.name: s.report_section for s in all_scenarios() if s.report_section is not None}
@@ -113,6 +116,8 @@ def build_report(runs: Sequence[Run], title: str | None = None) -> Report:
         sections = modules.get(name)
         if sections is not None:
             report.sections.extend(sections(runs))
+    for _name, _classes, section in other_results():
+        report.sections.extend(section(runs))
     return report
 
 

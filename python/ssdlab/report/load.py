@@ -37,6 +37,22 @@ SUMMARY = "summary.json"
 #: scenario name in summary.json -> the run class that reads it (filled by `run_classes`).
 SCENARIOS: dict[str, type[Run]] = {}
 
+OTHER_RESULTS = ("ssdlab.fit.report_section",)
+"""Modules of result directories that are not a scenario's (``ssdlab fit``'s report directory), each
+with ``REPORT_RUNS`` and ``report_section`` as a `Scenario` has ``report_runs`` and
+``report_section``; their sections follow the scenarios'."""
+
+
+def other_results() -> list[tuple[str, tuple[Any, ...], Any]]:
+    """(name, run classes, section function) of each module in `OTHER_RESULTS`."""
+    import importlib
+
+    out = []
+    for name in OTHER_RESULTS:
+        module = importlib.import_module(name)
+        out.append((name, tuple(module.REPORT_RUNS), module.report_section))
+    return out
+
 
 def spare_label(pct: float | None) -> str:
     """The button label of a spare-area setting, as the review pages print it."""
@@ -142,6 +158,10 @@ def run_classes() -> dict[str, type[Run]]:
 
         for entry in all_scenarios():
             for cls in entry.report_runs:
+                for name in cls.scenario_names:
+                    SCENARIOS[name] = cls
+        for _module, classes, _section in other_results():
+            for cls in classes:
                 for name in cls.scenario_names:
                     SCENARIOS[name] = cls
     return SCENARIOS
