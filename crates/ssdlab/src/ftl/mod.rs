@@ -153,6 +153,8 @@ pub struct Ftl {
     active_credit: Vec<f64>,
     /// Clean up later: the copy debt at which each die next pays (`gc.rs`, `LazyChunks`).
     lazy_chunks: Option<gc::LazyChunks>,
+    /// On-demand GC with a wide band: the drive's GC pace (`gc.rs`, `RunPaces`).
+    run_paces: Option<gc::RunPaces>,
     /// Set by a clean-up-later batch: the host waits until then.
     stall: Option<SimTime>,
     idle_gc: Option<IdleGc>,
@@ -279,6 +281,19 @@ impl Ftl {
             lazy_chunks: (cfg.ftl.gc_mode == GcMode::CleanUpLater).then(|| {
                 gc::LazyChunks::new(layout.dies, layout.units_per_program * slots_per_unit, seed)
             }),
+            run_paces: (cfg.ftl.gc_mode == GcMode::OnDemand
+                && (cfg.ftl.gc_high_free_blocks as usize)
+                    .saturating_sub(cfg.ftl.gc_low_free_blocks as usize)
+                    >= gc::RUN_PACE_MIN_BAND)
+                .then(|| {
+                    gc::RunPaces::new(
+                        cfg.ftl.gc_catch_up,
+                        u64::from(cfg.ftl.gc_high_free_blocks - cfg.ftl.gc_low_free_blocks),
+                        u64::from(layout.units_per_block),
+                        u64::from(layout.dies),
+                        seed,
+                    )
+                }),
             stall: None,
             idle_gc: cfg.ftl.idle_gc.clone(),
             defrag_cursor: 0,
