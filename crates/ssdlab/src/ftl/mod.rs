@@ -155,6 +155,8 @@ pub struct Ftl {
     lazy_chunks: Option<gc::LazyChunks>,
     /// On-demand GC with a wide band: the drive's GC pace (`gc.rs`, `RunPaces`).
     run_paces: Option<gc::RunPaces>,
+    /// Clean up later with a copy budget between stalls: the share of it paid (`RunPaces`).
+    lazy_pace: Option<gc::RunPaces>,
     /// Set by a clean-up-later batch: the host waits until then.
     stall: Option<SimTime>,
     idle_gc: Option<IdleGc>,
@@ -294,6 +296,15 @@ impl Ftl {
                         seed,
                     )
                 }),
+            lazy_pace: (cfg.ftl.gc_mode == GcMode::CleanUpLater
+                && cfg.ftl.gc_copies_between_stalls.is_some())
+            .then(|| {
+                gc::RunPaces::between_stalls(
+                    u64::from(layout.units_per_program * slots_per_unit),
+                    u64::from(layout.dies),
+                    seed,
+                )
+            }),
             stall: None,
             idle_gc: cfg.ftl.idle_gc.clone(),
             defrag_cursor: 0,
