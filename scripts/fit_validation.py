@@ -61,6 +61,7 @@ def draw(i: int) -> Dict[str, Any]:
         d["geometry"]["dies_per_channel"] = int(rng.choice([2, 4]))
         d["ftl"]["op"] = float(math.exp(rng.uniform(math.log(0.07), math.log(0.2))))
         sc = d["ftl"]["slc_cache"]
+        sc["static_pct"] = 0.0  # the twin has no static part; the drives stay those the table measured
         sc["dynamic_share"] = float(rng.uniform(0.1, 0.6))
         sc["fold_while_writing"] = 0.0 if rng.random() < 0.5 else float(rng.uniform(0.1, 0.5))
         mode = "on-demand"

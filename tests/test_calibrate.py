@@ -105,3 +105,25 @@ def test_clean_up_later_s_climb_to_its_first_stall_scatters() -> None:
     assert calibrate.detrended_cv(up) >= 0.1
     # still a climb: the last 20 s of it well above the first 20
     assert up[-20:].mean() > 1.2 * up[:20].mean()
+
+
+def test_clean_up_later_s_line_between_stalls_is_a_scatter_not_a_band() -> None:
+    """Issue 28: between its stalls clean-up-later copied exactly `gc_copies_between_stalls` units per
+    host unit, so 32 dies' payments averaged out within each second: the line was a thin band
+    (64 GB: the upper half of its seconds within 9.0-9.1K, (p90 - p50) / p50 = 0.017; 256 GB: 80 %
+    of the seconds within 8.5-9.7K). The GC task's share of that budget now drifts with the host
+    data written (ftl/gc.rs, RunPaces::between_stalls): 0.22 at 64 GB."""
+    import numpy as np
+
+    from ssdlab.scenarios.consistency import consistency
+
+    r = consistency(ssdlab.load_preset("clean-up-later").with_user_capacity("64GB"), duration_s=700)
+    x = r.iops["iops"].to_numpy()
+    stalls = np.flatnonzero(x == 0)
+    assert stalls.size > 10  # it still stops
+    st = x[stalls[0]:]
+    # the seconds of the line: not a stall, and not next to one (those hold part of a stall)
+    line = np.array([st[i] for i in range(1, st.size - 1) if st[i - 1] > 0 and st[i] > 0 and st[i + 1] > 0])
+    p50, p90 = np.percentile(line, [50, 90])
+    assert (p90 - p50) / p50 >= 0.1
+    assert 4000 <= p50 <= 12000  # the seed's other line, "~7K IOPS" (calibration: 4-12K)

@@ -183,6 +183,7 @@ def test_fit_finds_a_hidden_slc_cache_from_a_saturation_run(tmp_path: Path) -> N
 
     d = load_preset("tlc-dynamic-cache").to_dict()
     d["name"] = "hidden-cache"
+    d["ftl"]["slc_cache"]["static_pct"] = 0.0  # a dynamic cache only, as the twin models it
     d["ftl"]["slc_cache"]["dynamic_share"] = 0.22
     d["ftl"]["slc_cache"]["fold_while_writing"] = 0.0
     d["timing"]["pslc_program_us"] = 180.0  # ~5 GB/s in the cache

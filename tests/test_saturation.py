@@ -59,9 +59,34 @@ def test_a_half_full_drive_recovers_a_smaller_dynamic_cache() -> None:
     # Folded during idle, the half-full drive's cache is half the empty drive's; the write after
     # idle overwrites the start of the drive, so each GB it caches frees a GB of native data, and
     # the cache grows by dynamic_share / bits of that: c = c0 + share * c / 3.
+    # The static (default TurboWrite) part is there whatever the fill: c0 = static + dynamic / 2.
     share = cfg.ftl.slc_cache.dynamic_share  # type: ignore[union-attr]
-    expected = r.cache_gb / 2 / (1 - share / 3)
+    static = s["user_capacity_bytes"] / 1e9 * cfg.ftl.slc_cache.static_pct / 100  # type: ignore[union-attr]
+    expected = (static + (r.cache_gb - static) / 2) / (1 - share / 3)
     assert s["recovered_gb"] == pytest.approx(expected, abs=s["written_gb"] / 200 + 1e-9)
+
+
+def test_a_full_tlc_drive_after_idle_writes_its_static_turbowrite_part_at_cache_speed() -> None:
+    # The 980 PRO 1 TB's Intelligent TurboWrite: a 6 GB default region (in the spare area) plus an
+    # intelligent one in free space, 114 GB in all (AnandTech's 980 PRO review, Samsung's figures;
+    # docs/calibration.md). A full drive has no free space, so after idle only the default region
+    # comes back: the write after idle starts at cache speed for ~6 GB per TB, then falls to the
+    # folding rate. Checked against the source's 6 GB per TB, not the preset's own setting.
+    r = ssdlab.saturation(_drive("tlc-dynamic-cache"), idle_minutes=1, points=1000)
+    s = r.summary
+    tb = s["user_capacity_bytes"] / 1e12
+    bin_gb = s["written_gb"] / 1000
+    after = r.curve[r.curve["phase"] == "after idle"].mb_s.to_numpy()
+    fast = after >= 0.9 * s["mb_s_in_cache"]
+    assert fast[:3].any(), f"the write after idle starts at {after[:3]} MB/s, not cache speed"
+    # The fast points are one run at the start (the first can hold the open native block's end).
+    first = int(fast.argmax())
+    run = int(fast[first:].argmin()) if not fast[first:].all() else fast[first:].size
+    assert not fast[first + run:].any()
+    fast_gb = run * bin_gb
+    # 6 GB per TB; whole pSLC blocks per die round it up (by up to a block per die at 16 GB).
+    assert 0.75 * 6 * tb <= fast_gb <= 1.5 * 6 * tb, f"{fast_gb:.3f} GB fast after idle at {tb:g} TB"
+    assert after[first + run:first + run + 20].max() < 0.6 * s["mb_s_in_cache"]
 
 
 def test_without_a_cache_there_is_no_cliff() -> None:

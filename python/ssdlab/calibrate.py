@@ -439,6 +439,18 @@ def _speed_after(result: SaturationResult, start_gb: float, span_gb: float) -> f
     return float(window["mb_s"].median()) if len(window) else float("nan")
 
 
+def _fast_after_idle(result: SaturationResult) -> float:
+    """GB of the write after idle at cache speed (≥ 90 % of the first write's in-cache MB/s) before it
+    first falls below it (its first point may hold the end of the native block each die had open)."""
+    s, c = result.summary, result.curve
+    bin_gb = s["written_gb"] / int((c["phase"] == c["phase"].iloc[0]).sum())
+    fast = c[c["phase"] == "after idle"]["mb_s"].to_numpy() >= 0.9 * s["mb_s_in_cache"]
+    if not fast.any():
+        return 0.0
+    rest = fast[int(fast.argmax()):]
+    return (int(rest.argmin()) if not rest.all() else rest.size) * bin_gb
+
+
 def _today_checks(r: _Runner, add: Callable[[str, str, str, str, str, bool], None]) -> None:
     """The drives of today (issue "Today's drives"), each at its own capacity (1 TB, the enterprise
     drive at 64 GB of its design): the reviews' whole-drive write and Intel's random-write rating.
@@ -466,6 +478,13 @@ def _today_checks(r: _Runner, add: Callable[[str, str, str, str, str, bool], Non
     add("tlc-dynamic-cache", "a half-full drive has a smaller cache", "a dynamic cache lives in free space (issue 14)",
         "35–65 % of the empty drive's cache", f"{th.summary['cache_gb']:.1f} GB = {100 * ratio:.0f} %",
         0.35 <= ratio <= 0.65)
+
+    ti = r.saturation("tlc-dynamic-cache-saturation-idle", "tlc-dynamic-cache", "write saturation, 1 min idle, again",
+                      idle_minutes=1, points=1000)
+    static = _fast_after_idle(ti) / tb
+    add("tlc-dynamic-cache", "a full drive after idle: the static part",
+        "Intelligent TurboWrite's default region: SLC write cache min 6 GB of the 1 TB (AnandTech's 980 PRO review)",
+        "5–8 GB per TB at ≥ 90 % of the cache's speed", f"{static:.1f} GB per TB", 5 <= static <= 8)
 
     # qlc-hybrid-cache: Intel 660p 1 TB (Intel's figures via evantechbook.com and SemiAccurate).
     q = r.saturation("qlc-hybrid-cache-saturation", "qlc-hybrid-cache", "write saturation")

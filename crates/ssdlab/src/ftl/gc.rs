@@ -82,6 +82,85 @@ impl LazyChunks {
     }
 }
 
+/// On-demand GC with a wide band (high − low ≥ [`RUN_PACE_MIN_BAND`] blocks) cleans in long
+/// runs, and how hard it cleans varies: the controller's GC task serves every die and yields to
+/// host commands and map flushes, so the share of die time it gets drifts as the host's stream
+/// goes on. The pace, copies per host page as a multiple of the victim's break-even ratio, is
+/// `gc_catch_up` times a factor drawn from the seed, uniform in 1 ± [`RUN_PACE_SPREAD`], anew
+/// every band's worth of host data per die (the host data of about one run). It is the drive's
+/// pace, the same for every die, so dies that clean together (every die, after a torture) stay
+/// together, and it follows the host data written, so idle time does not change it. With one pace
+/// every run took the same host data, and the HD Tach pass after a torture was a sawtooth of ~12
+/// equal cycles (issue 28: autocorrelation 0.95 at its period). Narrow bands (the default 2 → 5)
+/// are left as they were: a run of 3 blocks is short.
+#[derive(Clone, Debug)]
+pub(super) struct RunPaces {
+    base: f64,
+    /// The least pace a draw gives.
+    floor: f64,
+    /// Host units per draw, and the last draw: (its index, its pace).
+    quantum: u64,
+    last: (u64, f64),
+    seed: u64,
+}
+
+/// The narrowest band whose pace varies.
+pub(super) const RUN_PACE_MIN_BAND: usize = 8;
+
+/// The pace is `gc_catch_up` times a factor uniform in 1 ± this.
+const RUN_PACE_SPREAD: f64 = 0.3;
+
+impl RunPaces {
+    pub(super) fn new(
+        catch_up: f64,
+        band_blocks: u64,
+        block_units: u64,
+        dies: u64,
+        seed: u64,
+    ) -> RunPaces {
+        RunPaces {
+            base: catch_up,
+            // Above 1: cleaning that only keeps the pool level never ends a run.
+            floor: 1.05,
+            quantum: (band_blocks * block_units * dies).max(1),
+            last: (u64::MAX, catch_up),
+            seed: seed ^ 0x7275_6E70_6163_6573,
+        }
+    }
+
+    /// Clean up later between its stalls: the share of `gc_copies_between_stalls` a die copies,
+    /// 1 ± [`RUN_PACE_SPREAD`], drawn anew every [`LAZY_CHUNK_PAGES`] pages of host data per die
+    /// (about 2 s at the line between stalls). The budget is the GC task's share of the dies, which
+    /// drifts with what else the controller does; one fixed budget made the line between stalls a
+    /// thin band (issue 28: 80 % of its seconds within 8.5-9.7K IOPS).
+    pub(super) fn between_stalls(page_slots: u64, dies: u64, seed: u64) -> RunPaces {
+        RunPaces {
+            base: 1.0,
+            floor: 0.0,
+            quantum: ((LAZY_CHUNK_PAGES as u64) * page_slots * dies).max(1),
+            last: (u64::MAX, 1.0),
+            seed: seed ^ 0x6265_7477_6565_6E73,
+        }
+    }
+
+    /// The pace after `host_units` units of host data.
+    #[inline]
+    pub(super) fn pace(&mut self, host_units: u64) -> f64 {
+        let q = host_units / self.quantum;
+        if q != self.last.0 {
+            // splitmix64 of (seed, q): a uniform draw per quantum, whatever came before.
+            let mut z = self.seed ^ q.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+            let f = 1.0 - RUN_PACE_SPREAD + 2.0 * RUN_PACE_SPREAD * u;
+            self.last = (q, (self.base * f).max(self.floor));
+        }
+        self.last.1
+    }
+}
+
 impl Ftl {
     /// Picks the next victim of `die` with the configured policy.
     fn select_victim(&mut self, die: u32) -> Option<u32> {
@@ -164,7 +243,11 @@ impl Ftl {
         };
         let slots = f64::from(pages * self.page_slots);
         let (debt, dirty) = match self.copies_between_stalls {
-            Some(copies) if free <= self.gc_high => (slots * copies, true),
+            Some(copies) if free <= self.gc_high => {
+                let host = self.counters.host_write_units;
+                let share = self.lazy_pace.as_mut().map_or(1.0, |p| p.pace(host));
+                (slots * copies * share, true)
+            }
             _ => (slots * av.ratio * self.catch_up, false),
         };
         self.active_credit[d] += debt;
@@ -225,7 +308,12 @@ impl Ftl {
         let Some(av) = self.current_victim(die) else {
             return Ok(());
         };
-        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * self.catch_up;
+        let host = self.counters.host_write_units;
+        let pace = self
+            .run_paces
+            .as_mut()
+            .map_or(self.catch_up, |p| p.pace(host));
+        self.active_credit[d] += f64::from(pages * self.page_slots) * av.ratio * pace;
         self.pay_credit(die, av, now)
     }
 

@@ -153,6 +153,10 @@ pub struct Ftl {
     active_credit: Vec<f64>,
     /// Clean up later: the copy debt at which each die next pays (`gc.rs`, `LazyChunks`).
     lazy_chunks: Option<gc::LazyChunks>,
+    /// On-demand GC with a wide band: the drive's GC pace (`gc.rs`, `RunPaces`).
+    run_paces: Option<gc::RunPaces>,
+    /// Clean up later with a copy budget between stalls: the share of it paid (`RunPaces`).
+    lazy_pace: Option<gc::RunPaces>,
     /// Set by a clean-up-later batch: the host waits until then.
     stall: Option<SimTime>,
     idle_gc: Option<IdleGc>,
@@ -281,6 +285,28 @@ impl Ftl {
             active_credit: vec![0.0; dies],
             lazy_chunks: (cfg.ftl.gc_mode == GcMode::CleanUpLater).then(|| {
                 gc::LazyChunks::new(layout.dies, layout.units_per_program * slots_per_unit, seed)
+            }),
+            run_paces: (cfg.ftl.gc_mode == GcMode::OnDemand
+                && (cfg.ftl.gc_high_free_blocks as usize)
+                    .saturating_sub(cfg.ftl.gc_low_free_blocks as usize)
+                    >= gc::RUN_PACE_MIN_BAND)
+                .then(|| {
+                    gc::RunPaces::new(
+                        cfg.ftl.gc_catch_up,
+                        u64::from(cfg.ftl.gc_high_free_blocks - cfg.ftl.gc_low_free_blocks),
+                        u64::from(layout.units_per_block),
+                        u64::from(layout.dies),
+                        seed,
+                    )
+                }),
+            lazy_pace: (cfg.ftl.gc_mode == GcMode::CleanUpLater
+                && cfg.ftl.gc_copies_between_stalls.is_some())
+            .then(|| {
+                gc::RunPaces::between_stalls(
+                    u64::from(layout.units_per_program * slots_per_unit),
+                    u64::from(layout.dies),
+                    seed,
+                )
             }),
             stall: None,
             idle_gc: cfg.ftl.idle_gc.clone(),

@@ -79,8 +79,11 @@ fn assert_close(what: &str, measured: f64, expected: f64, tolerance: f64) {
 #[test]
 fn a_half_full_drive_has_half_the_dynamic_cache() {
     let cfg = drive("tlc-dynamic-cache");
-    let share = cfg.ftl.slc_cache.as_ref().unwrap().dynamic_share;
+    let c = cfg.ftl.slc_cache.as_ref().unwrap();
     let bits = f64::from(cfg.geometry.cell.bits());
+    // The static part (the default TurboWrite region) is there whatever the fill.
+    let dynamic = c.dynamic_share * CAPACITY as f64 / bits;
+    let fixed = c.static_pct / 100.0 * CAPACITY as f64;
     // Empty drive: half of it written (past the cache), idle until everything is folded, then
     // the other half.
     let (_, r) = run(
@@ -96,12 +99,17 @@ fn a_half_full_drive_has_half_the_dynamic_cache() {
         |i: usize| (r[i].phase.as_ref().unwrap().counters.slc_write_units * UNIT_BYTES) as f64;
     let (empty, half) = (cached(1), cached(3));
     assert_close(
-        "cache of the empty drive (share x free / bits)",
+        "cache of the empty drive (static + share x free / bits)",
         empty,
-        share * CAPACITY as f64 / bits,
+        fixed + dynamic,
         0.05,
     );
-    assert_close("half-full / empty cache", half / empty, 0.5, 0.05);
+    assert_close(
+        "half-full / empty cache",
+        half / empty,
+        (fixed + dynamic / 2.0) / (fixed + dynamic),
+        0.05,
+    );
 }
 
 /// Seconds of host idle time after which the drive's SLC cache starts folding.
