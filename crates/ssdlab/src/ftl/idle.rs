@@ -36,20 +36,7 @@ impl Ftl {
             // fragmented chunk.
             let range = match self.defrag_resume.take() {
                 Some(resume) => Some(resume),
-                None => {
-                    let mut found = None;
-                    while scanned < chunks {
-                        let c = self.defrag_cursor;
-                        self.defrag_cursor = (c + 1) % chunks;
-                        scanned += 1;
-                        let first = c * chunk;
-                        if self.is_fragmented(first, chunk.min(user - first)) {
-                            found = Some((first, first + chunk.min(user - first)));
-                            break;
-                        }
-                    }
-                    found
-                }
+                None => self.next_fragmented(&mut scanned, chunks, chunk, user),
             };
             let Some((first, end)) = range else { break };
             let stopped = self.rewrite(die, first, end, t, to)?;
@@ -61,6 +48,28 @@ impl Ftl {
             self.idle_ready[die as usize] = done + SimTime((work * (1.0 / cfg.duty - 1.0)) as u64);
         }
         Ok(())
+    }
+
+    /// The next fragmented chunk of `chunk` units from the defragmentation cursor on, as a unit
+    /// range, counting the chunks looked at in `scanned` (at most `chunks` in all).
+    fn next_fragmented(
+        &mut self,
+        scanned: &mut u64,
+        chunks: u64,
+        chunk: u64,
+        user: u64,
+    ) -> Option<(u64, u64)> {
+        while *scanned < chunks {
+            let c = self.defrag_cursor;
+            self.defrag_cursor = (c + 1) % chunks;
+            *scanned += 1;
+            let first = c * chunk;
+            let end = first + chunk.min(user - first);
+            if self.is_fragmented(first, end - first) {
+                return Some((first, end));
+            }
+        }
+        None
     }
 
     /// The die the next rewrite goes to: the one ready first among those whose share of the data

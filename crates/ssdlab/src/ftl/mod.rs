@@ -202,6 +202,9 @@ impl Ftl {
             1
         };
         let block_slots = layout.units_per_block * slots_per_unit;
+        // Free blocks between the GC's watermarks.
+        let gc_band = (cfg.ftl.gc_high_free_blocks as usize)
+            .saturating_sub(cfg.ftl.gc_low_free_blocks as usize);
         let entries_per_block = block_slots;
         let total_entries = u64::from(layout.total_blocks) * u64::from(entries_per_block);
         let mut ftl = Ftl {
@@ -286,14 +289,11 @@ impl Ftl {
             lazy_chunks: (cfg.ftl.gc_mode == GcMode::CleanUpLater).then(|| {
                 gc::LazyChunks::new(layout.dies, layout.units_per_program * slots_per_unit, seed)
             }),
-            run_paces: (cfg.ftl.gc_mode == GcMode::OnDemand
-                && (cfg.ftl.gc_high_free_blocks as usize)
-                    .saturating_sub(cfg.ftl.gc_low_free_blocks as usize)
-                    >= gc::RUN_PACE_MIN_BAND)
+            run_paces: (cfg.ftl.gc_mode == GcMode::OnDemand && gc_band >= gc::RUN_PACE_MIN_BAND)
                 .then(|| {
                     gc::RunPaces::new(
                         cfg.ftl.gc_catch_up,
-                        u64::from(cfg.ftl.gc_high_free_blocks - cfg.ftl.gc_low_free_blocks),
+                        gc_band as u64,
                         u64::from(layout.units_per_block),
                         u64::from(layout.dies),
                         seed,

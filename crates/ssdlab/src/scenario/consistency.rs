@@ -81,13 +81,8 @@ impl Consistency {
             Step::SecureErase,
             Step::Run {
                 workload: Workload {
-                    label: "fill".into(),
-                    rw: Rw::Write,
-                    pattern: Pattern::Sequential,
-                    block_bytes: self.fill_block_bytes,
-                    queue_depth: 32,
                     span_bytes: span,
-                    ..Workload::default()
+                    ..Workload::sequential_fill(self.fill_block_bytes)
                 },
             },
             Step::Run {

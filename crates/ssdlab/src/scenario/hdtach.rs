@@ -132,11 +132,8 @@ pub fn fill_and_torture(minutes: f64, compressibility: f64) -> Result<[Step; 3]>
         Step::SecureErase,
         Step::Run {
             workload: Workload {
-                label: "fill".into(),
-                pattern: Pattern::Sequential,
-                block_bytes: 128 * 1024,
                 compressibility,
-                ..Workload::default()
+                ..Workload::sequential_fill(128 * 1024)
             },
         },
         Step::Run {

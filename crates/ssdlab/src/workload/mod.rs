@@ -369,6 +369,17 @@ fn too_large(name: &str, what: &str, bytes: u64) -> Result<()> {
 }
 
 impl Workload {
+    /// The fill that starts the reviewers' tests: sequential writes of `block_bytes` at QD32 over
+    /// the whole drive (set `span_bytes` for less), labelled "fill".
+    pub fn sequential_fill(block_bytes: u64) -> Workload {
+        Workload {
+            label: "fill".into(),
+            pattern: Pattern::Sequential,
+            block_bytes,
+            ..Workload::default()
+        }
+    }
+
     fn plan(&self, user_units: u64) -> Result<Plan> {
         let name = if self.label.is_empty() {
             "workload"

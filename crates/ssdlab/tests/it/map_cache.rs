@@ -57,14 +57,7 @@ fn run(cfg: &DriveConfig, points: Vec<Step>) -> Vec<StepResult> {
     let mut steps = vec![
         Step::SecureErase,
         Step::Run {
-            workload: Workload {
-                label: "fill".into(),
-                rw: Rw::Write,
-                pattern: Pattern::Sequential,
-                block_bytes: 128 << 10,
-                queue_depth: 32,
-                ..Workload::default()
-            },
+            workload: Workload::sequential_fill(128 << 10),
         },
     ];
     steps.extend(points);
