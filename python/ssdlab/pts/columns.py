@@ -1,5 +1,5 @@
 """The PTS tests' columns in a sweep's ``results.parquet`` (``ssdlab sweep``, docs/sweeps.md), and
-their sweep entries' ``run``: every PTS module's `SweepEntry` takes its figures from here.
+every PTS module's `SweepEntry` takes its figures from here.
 
 Every PTS point has the drive's columns, the variant and the write cache it ran with; a test with a
 steady-state rule (IOPS, latency, throughput, HIR's preconditioning, CBW, DIRTH) adds ``steady``,
@@ -10,18 +10,11 @@ chosen in `wsat` and `xsr` (docs/pts.md, *Sweeps*).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ssdlab.scenarios.base import drive_figures
 
-__all__ = ["base", "cbw_dirth", "hir", "iops", "latency", "runner", "steady", "throughput", "wsat", "xsr"]
-
-
-def runner(function: Callable[..., Any]) -> Callable[[Any, Dict[str, Any]], Any]:
-    """A sweep entry's ``run``: the test's API function on the point's drive."""
-    def run(cfg: Any, kwargs: Dict[str, Any]) -> Any:
-        return function(cfg, **kwargs)
-    return run
+__all__ = ["base", "cbw_dirth", "hir", "iops", "latency", "steady", "throughput", "wsat", "xsr"]
 
 
 def base(s: Mapping[str, Any]) -> Dict[str, Any]:

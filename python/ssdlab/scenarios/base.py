@@ -27,7 +27,8 @@ import click
 
 from ssdlab.errors import SsdlabError
 
-__all__ = ["Opt", "Scenario", "SweepEntry", "api_signature", "apply_options", "default_of", "drive_figures"]
+__all__ = ["Opt", "Scenario", "SweepEntry", "api_runner", "api_signature", "apply_options", "default_of",
+           "drive_figures"]
 
 # What a TOML spec value must be for each kind of option (a string is never read as a number).
 _KINDS = {
@@ -173,6 +174,14 @@ class SweepEntry:
     prepare: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]] = None
     content: Optional[Callable[[Dict[str, Any]], Any]] = None
     spec_only: Tuple[Opt, ...] = ()
+
+
+def api_runner(function: Callable[..., Any]) -> Callable[[Any, Dict[str, Any]], Any]:
+    """A sweep entry's ``run`` that is the scenario's API function on the point's drive, with the
+    point's keywords."""
+    def run(cfg: Any, kwargs: Dict[str, Any]) -> Any:
+        return function(cfg, **kwargs)
+    return run
 
 
 def drive_figures(summary: Dict[str, Any]) -> Dict[str, Any]:

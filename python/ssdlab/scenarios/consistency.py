@@ -30,10 +30,9 @@ from typing import Any, Dict, List, Optional, Union
 import click
 
 from ssdlab import _core, cli_values as cv, limits, preload, procedures
-from ssdlab.config import DriveConfig
 from ssdlab.progress import StepBars
 from ssdlab.results import check_output_dir
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, latency_text, save, sim_config
 from ssdlab.scenarios.consistency_report import ConsistencyRun, report_section
 from ssdlab.scenarios.consistency_result import FILES, ConsistencyResult
@@ -304,10 +303,6 @@ def on_device(ctx: click.Context, *, device: str, capacity: Optional[int], spare
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return consistency(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     for key in ("iops_clean", "iops_steady_mean", "iops_steady_min", "write_amplification",
@@ -330,7 +325,7 @@ SCENARIO = Scenario(
     result=ConsistencyResult,
     files=FILES,
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(consistency),
         figures=_sweep_figures,
         metrics=(("iops_steady_mean", "steady-state IOPS (mean)"), ("steady_write_amplification", "steady-state WA")),
         label_keys=frozenset({"drive", "drive_file", "spare_area"}),

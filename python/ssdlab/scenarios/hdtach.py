@@ -42,7 +42,7 @@ from ssdlab.results import (
     procedure_summary,
     subtitle,
 )
-from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import default_out, finish, pct_text, sim_config, simulate
 from ssdlab.scenarios.shared import COMPRESSIBILITY, DEVICE, SAMPLE_PCT, SIM, SIM_ONLY, torture_minutes
 from ssdlab.sizes import format_size, parse_size
@@ -404,10 +404,6 @@ def passes_of(s: Dict[str, Any]) -> List[Dict[str, Any]]:
     return list(s.get("passes") or [])
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return hdtach(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     passes = passes_of(s)
@@ -551,7 +547,7 @@ SCENARIO = Scenario(
     files=FILES,
     procedure=(hdtach, params_of, plan),
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(hdtach),
         figures=_sweep_figures,
         metrics=(("tortured_pct_of_clean", "after torture, % of clean"), ("clean_avg_mb_s", "clean pass, MB/s")),
     ),

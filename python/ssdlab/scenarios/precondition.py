@@ -29,7 +29,7 @@ from ssdlab.report.charts import PALETTE, Chart, chart_axis, chart_layout, chart
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, finish, header, save, sim_config
 from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size
@@ -295,10 +295,6 @@ def command(variant: str, active_range: Optional[float], passes: int, block_size
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return precondition(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     for key in ("active_bytes", "write_amplification", "simulated_seconds"):
@@ -364,7 +360,7 @@ SCENARIO = Scenario(
     command=command,
     result=PreconditionResult,
     files=FILES,
-    sweep=SweepEntry(run=_sweep_run, figures=_sweep_figures,
+    sweep=SweepEntry(run=api_runner(precondition), figures=_sweep_figures,
                      metrics=(("pass1_mb_s", "first pass, MB/s"), ("write_amplification", "WA over the WIPC"))),
     report_runs=(PreconditionRun,),
     report_section=report_section,

@@ -20,7 +20,7 @@ from ssdlab import procedures
 from ssdlab.pts import columns, demand, options as pto, sweep
 from ssdlab.pts.device import DEVICE_OPTIONS, with_device
 from ssdlab.pts.report import PtsRun, report_section
-from ssdlab.scenarios.base import Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Scenario, SweepEntry, api_runner, default_of
 
 __all__ = ["BLOCK_SIZES", "FILES", "OPTIONS", "SCENARIO", "STIMULUS", "ZONES", "pts_cbw"]
 
@@ -84,7 +84,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_cbw, OPTIONS, NAME, FILES),
     result=demand.DemandResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_cbw), figures=columns.cbw_dirth, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_cbw), figures=columns.cbw_dirth, metrics=(
         ("iops_t32q32", "IOPS at TC 32 × QD 32 (window average)"),
         ("t1q1_mean_latency_us", "TC 1 × QD 1 ART, µs"),
     )),

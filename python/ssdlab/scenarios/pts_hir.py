@@ -26,7 +26,7 @@ from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 
 if TYPE_CHECKING:
@@ -311,7 +311,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_hir, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsHirResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_hir), figures=columns.hir, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_hir), figures=columns.hir, metrics=(
         ("wait_50s_vs_steady", "IOPS after 50-s idle gaps / steady state"),
         ("steady_iops", "steady-state IOPS"),
     )),

@@ -31,7 +31,7 @@ from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -356,7 +356,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_iops, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsIopsResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_iops), figures=columns.iops, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_iops), figures=columns.iops, metrics=(
         ("rnd_4k_0_100", "RND 4 KiB write IOPS (window average)"),
         ("rnd_64k_65_35", "RND 64 KiB 65/35 IOPS (window average)"),
         ("rnd_1m_100_0", "RND 1 MiB read IOPS (window average)"),

@@ -26,7 +26,7 @@ from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import columns, histogram as hist, options as pto, steady
 from ssdlab.pts.rounds import ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, purge_and_wipc, run_rounds
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -302,7 +302,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_latency, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsLatencyResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_latency), figures=columns.latency, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_latency), figures=columns.latency, metrics=(
         ("rnd_4k_0_100_mean", "RND 4 KiB write ART, µs (window average)"),
         ("rnd_4k_0_100_p99_999_us", "RND 4 KiB write 99.999 % response time, µs"),
     )),

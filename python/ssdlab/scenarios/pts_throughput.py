@@ -24,7 +24,7 @@ from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import (ROW_COLUMNS, VARIANTS, Point, PointResult, active_bytes, derive_seed, purge_and_wipc,
                                run_rounds)
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -246,7 +246,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_throughput, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsThroughputResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_throughput), figures=columns.throughput, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_throughput), figures=columns.throughput, metrics=(
         ("write_mb_s_1024k", "SEQ 1024 KiB write MB/s (window average)"),
         ("write_mb_s_128k", "SEQ 128 KiB write MB/s (window average)"),
         ("read_mb_s_1024k", "SEQ 1024 KiB read MB/s (window average)"),

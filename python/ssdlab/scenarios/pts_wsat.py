@@ -28,7 +28,7 @@ from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import columns, options as pto, steady
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 from ssdlab.sizes import format_size
 
@@ -370,7 +370,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_wsat, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsWsatResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_wsat), figures=columns.wsat, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_wsat), figures=columns.wsat, metrics=(
         ("saturated_iops", "IOPS of the last 5 samples"),
         ("zero_iops_seconds", "0-IOPS seconds"),
         ("write_amplification", "write amplification at the end"),

@@ -23,7 +23,7 @@ from ssdlab.pts.report import PtsRun, report_section
 from ssdlab.pts import columns, options as pto
 from ssdlab.pts.rounds import VARIANTS, active_bytes, derive_seed
 from ssdlab.results import CsvTable, ProcedureResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of
 from ssdlab.scenarios.command import default_out, finish, header, save, sim_config
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ SCENARIO = Scenario(
     command=with_device(command, pts_xsr, OPTIONS, NAME, FILES, depth=lambda kw: kw.get("qd") or 32),
     result=PtsXsrResult,
     files=FILES,
-    sweep=SweepEntry(run=columns.runner(pts_xsr), figures=columns.xsr, metrics=(
+    sweep=SweepEntry(run=api_runner(pts_xsr), figures=columns.xsr, metrics=(
         ("group3_vs_group1", "SEQ MB/s after the random writes / before"),
         ("group2_mb_s", "RND 8 KiB write MB/s"),
         ("recovery_s", "recovery time (s)"),

@@ -42,7 +42,7 @@ from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size, parse_size
@@ -407,10 +407,6 @@ def command(pattern: str, block_size: int, qd: int, fill_pct: float, prefill_pct
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return saturation(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     for key in ("cache_gb", "mb_s_in_cache", "mb_s_after_cache", "mb_s_average", "mb_s_after_idle", "recovered_gb",
@@ -561,7 +557,7 @@ SCENARIO = Scenario(
     files=FILES,
     procedure=(saturation, params_of, plan),
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(saturation),
         figures=_sweep_figures,
         metrics=(("cache_gb", "SLC cache, GB"), ("mb_s_after_cache", "MB/s after the cache")),
         reportable=False,

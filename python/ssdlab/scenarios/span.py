@@ -29,7 +29,7 @@ from ssdlab.report.charts import PALETTE, Chart, chart_axis, chart_layout, chart
 from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import Progress, default_out, finish, header, save, sim_config
 from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size, parse_size
@@ -380,10 +380,6 @@ def command(hmb_mb: Optional[int], min_span: int, seconds: float, warmup: float,
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return span_test(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     for key in ("knee_span_bytes", "read_qd1_iops_first", "read_qd1_iops_last", "read_qd32_iops_first",
@@ -446,7 +442,7 @@ SCENARIO = Scenario(
     command=command,
     result=SpanResult,
     files=FILES,
-    sweep=SweepEntry(run=_sweep_run, figures=_sweep_figures,
+    sweep=SweepEntry(run=api_runner(span_test), figures=_sweep_figures,
                      metrics=(("read_qd1_iops_last", "QD1 random reads over the drive, IOPS"),
                               ("knee_span_bytes", "span QD1 reads keep 90 % of their best, bytes"))),
     report_runs=(SpanRun,),

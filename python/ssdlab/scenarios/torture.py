@@ -20,9 +20,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import click
 
 from ssdlab import cli_values as cv, procedures
-from ssdlab.config import DriveConfig
 from ssdlab.errors import SsdlabError
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.hdtach import (
     FILES,
@@ -246,10 +245,6 @@ def command(ctx: click.Context, torture_minutes: float, idle_minutes: float, pas
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return torture(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     """The clean pass, the slowest pass after it, and every pass by its place in the run (names
     change with the options, places do not)."""
@@ -278,7 +273,7 @@ SCENARIO = Scenario(
     files=FILES,
     procedure=(torture, params_of, plan),
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(torture),
         figures=_sweep_figures,
         metrics=(("worst_pct_of_clean", "slowest pass, % of clean"),
                  ("torture_write_amplification", "WA over the torture")),

@@ -31,7 +31,7 @@ from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import CsvTable, TableResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Opt, Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import finish, pct_text, sim_config, simulate
 from ssdlab.scenarios.shared import SIM
 from ssdlab.sizes import format_size, parse_size
@@ -289,10 +289,6 @@ def command(test_span: Optional[int], duration: float, qd: int, os_pct: float, o
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return used_vs_new(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     states = {r.get("state"): r for r in s.get("states") or []}
@@ -394,7 +390,7 @@ SCENARIO = Scenario(
     files=FILES,
     procedure=(used_vs_new, params_of, plan),
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(used_vs_new),
         figures=_sweep_figures,
         metrics=(("used_pct_of_clean", "used, % of clean"), ("used_mb_s", "used, MB/s")),
     ),

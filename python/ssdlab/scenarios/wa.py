@@ -32,7 +32,7 @@ from ssdlab.report.load import Run
 from ssdlab.report.page import Section, chart_section
 from ssdlab.report.tables import Cell, Table, number_cell
 from ssdlab.results import MIB, CsvTable, TableResult, plain, procedure_summary, subtitle
-from ssdlab.scenarios.base import Scenario, SweepEntry, default_of, drive_figures
+from ssdlab.scenarios.base import Scenario, SweepEntry, api_runner, default_of, drive_figures
 from ssdlab.scenarios.command import finish, sim_config, simulate
 from ssdlab.scenarios.consistency_report import ConsistencyRun
 from ssdlab.scenarios.shared import COMPRESSIBILITY, SIM, torture_minutes
@@ -330,10 +330,6 @@ def command(torture_minutes: float, compressibility: float, drive: Optional[str]
 # -- the sweep entry -------------------------------------------------------------------------------
 
 
-def _sweep_run(cfg: DriveConfig, kwargs: Dict[str, Any]) -> Any:
-    return worst_case_wa(cfg, **kwargs)
-
-
 def _sweep_figures(s: Dict[str, Any]) -> Dict[str, Any]:
     figures = drive_figures(s)
     for key in ("write_amplification", "steady_write_amplification", "speed_ratio_estimate", "clean_mb_s",
@@ -467,7 +463,7 @@ SCENARIO = Scenario(
     files=FILES,
     procedure=(worst_case_wa, params_of, plan),
     sweep=SweepEntry(
-        run=_sweep_run,
+        run=api_runner(worst_case_wa),
         figures=_sweep_figures,
         metrics=(("steady_write_amplification", "WA, last fifth of the torture"),
                  ("speed_ratio_estimate", "speed-ratio estimate")),
