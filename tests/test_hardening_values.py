@@ -306,7 +306,81 @@ def _interpreter_preamble(err: str, script: str, early: bool = False) -> bool:
     stdlib = os.path.dirname(os.__file__)
     return bool(files) and all(f == script or f.startswith("<frozen") or (f.startswith(stdlib) and "site-packages"
                                                                           not in f) for f in files) \
-        and (bool(_PREAMBLE.search(err)) or (early and _IGNORED_IN_IMPORT.match(err) is not None))
+        and (bool(_PREAMBLE.search(err)) or (early and _IGNORED_IN_IMPORT.match(err) is not None)
+             or err.startswith(_ARGV0_CHECK) or err.rstrip().endswith(f'File "{script}", line 0, in <module>\n'
+                                                                     "KeyboardInterrupt"))
+
+
+# Two more of the interpreter's own, seen when the signal comes within ~10 ms of the start: its
+# check whether the script is a zip file to put on sys.path, and its entry into the script (line 0).
+_ARGV0_CHECK = "Failed checking if argv[0] is an import path entry\n"
+
+
+def _before_the_early_handlers(err: str, script: str) -> bool:
+    """Whether a KeyboardInterrupt traceback ends in ssdlab/__init__.py before its handlers are in:
+    the interpreter raises a pending signal on entering the module and in the first `signal` call
+    (which checks before it changes the handler), a window of microseconds no Python code can
+    close. Every other frame is the script's, the standard library's or the import machinery's."""
+    source = (Path(__file__).parents[1] / "python" / "ssdlab" / "__init__.py").read_text(encoding="utf-8")
+    last = max(n for n, text in enumerate(source.splitlines(), start=1) if text.endswith("# EARLY-SIGNALS"))
+    frames = re.findall(r'File "([^"]+)", line (\d+)', err)
+    if not frames or not err.rstrip().endswith("KeyboardInterrupt"):
+        return False
+    *outer, (inner, line) = frames
+    stdlib = os.path.dirname(os.__file__)
+    return inner.replace("\\", "/").endswith("/ssdlab/__init__.py") and int(line) <= last and all(
+        f.startswith("<frozen") or (f.startswith(stdlib) and "site-packages" not in f) or f == script
+        for f, _ in outer)
+
+
+def test_nothing_before_the_early_handlers_can_raise_a_pending_signal() -> None:
+    # The window _before_the_early_handlers accepts holds only the module's entry and the `signal`
+    # calls: no other call, no loop (a jump back), in the statements before the handlers go in.
+    import dis
+
+    path = Path(__file__).parents[1] / "python" / "ssdlab" / "__init__.py"
+    source = path.read_text(encoding="utf-8")
+    marks = [n for n, text in enumerate(source.splitlines(), start=1) if text.endswith("# EARLY-SIGNALS")]
+    assert len(marks) == 2, marks
+    checks = [(i.opname, i.positions.lineno) for i in dis.get_instructions(compile(source, str(path), "exec"))
+              if i.positions.lineno is not None and i.positions.lineno <= marks[-1]
+              and (i.opname in ("CALL", "RESUME", "CALL_FUNCTION_EX") or "BACKWARD" in i.opname
+                   or i.opname.startswith("IMPORT_") and i.argval not in ("_signal", "sys"))]
+    assert checks == [("RESUME", 0), ("CALL", marks[0]), ("CALL", marks[1])], checks
+
+
+def test_the_window_before_the_early_handlers_is_told_from_ssdlab_code(tmp_path: Path) -> None:
+    # A real traceback from the window: a tracer sends SIGINT at the first `signal` call, before the
+    # handlers are in. The tracer's own frame (innermost: the signal is raised where os.kill
+    # returns) is cut out, leaving what a signal from outside leaves. The same text with the frame
+    # moved past the handlers, or into another ssdlab module, is ssdlab's code: not the window.
+    source = (Path(__file__).parents[1] / "python" / "ssdlab" / "__init__.py").read_text(encoding="utf-8").splitlines()
+    first = next(n for n, text in enumerate(source, start=1) if text.endswith("# EARLY-SIGNALS"))
+    after = next(n for n, text in enumerate(source, start=1) if text.startswith("TYPE_CHECKING = False"))
+    script = tmp_path / "ssdlab"
+    script.write_text(
+        "import os, sys\n"
+        "def tracer(frame, event, arg):\n"
+        "    if not frame.f_code.co_filename.endswith('ssdlab/__init__.py'):\n"
+        "        return None\n"
+        "    def local(frame, event, arg):\n"
+        f"        if event == 'line' and frame.f_lineno == {first}:\n"
+        "            sys.settrace(None)\n"
+        "            os.kill(os.getpid(), 2)\n"
+        "        return local\n"
+        "    return local\n"
+        "sys.settrace(tracer)\n"
+        "from ssdlab._entry import main\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    tracer_frame = f'  File "{script}", line 8, in local\n    os.kill(os.getpid(), 2)\n'
+    assert r.returncode == -signal.SIGINT and tracer_frame in r.stderr, r.stderr
+    err = r.stderr.replace(tracer_frame, "")
+    assert f'ssdlab/__init__.py", line {first}, in <module>' in err
+    assert _before_the_early_handlers(err, str(script))
+    past = err.replace(f", line {first}, in <module>", f", line {after}, in <module>")
+    assert not _before_the_early_handlers(past, str(script))
+    assert not _before_the_early_handlers(err.replace("ssdlab/__init__.py", "ssdlab/_entry.py"), str(script))
+    assert not _interpreter_preamble(err, str(script), early=True)
 
 
 # Ctrl-C while Python's start-up imports a module (site, encodings, the script's `import re`) can
@@ -423,7 +497,8 @@ def _signal_batch(reap: contextlib.ExitStack, script: str, cases: List[Tuple[int
         key = (signal.Signals(sig).name, p.returncode)
         outcomes[key] = outcomes.get(key, 0) + 1
         if "Traceback" in err or "Exception ignored" in err or "Fatal Python error" in err:
-            assert _interpreter_preamble(err, script, early=delay <= 0.04), (args, delay, err)
+            assert _interpreter_preamble(err, script, early=delay <= 0.04) or _before_the_early_handlers(err, script), \
+                (args, delay, err)
             continue
         assert p.returncode in (0, code, -sig), (args, delay, p.returncode, err)
         if p.returncode == code:

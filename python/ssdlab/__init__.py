@@ -15,21 +15,33 @@ directories and charts.
 # Run as the console script (its __main__ is the file bin/ssdlab, which imports this package
 # first), Ctrl-C and SIGTERM are only noted from here on, until ssdlab._entry.main reports them in
 # one line: a signal while the rest of the start-up runs is never a traceback. A program that
-# imports ssdlab is not affected (no handler changes). These are the first statements on purpose.
+# imports ssdlab is not affected (no handler changes). These are the first statements on purpose,
+# and none of them before the handlers go in is a point where the interpreter raises a pending
+# signal (it looks only on entering this module, on a call and on a loop's jump back: these use
+# imports of loaded modules, subscripts and comparisons). A Ctrl-C can still become a traceback
+# on entering the module and in the first `signal` call, which checks before it changes the
+# handler: a few microseconds, and tests/test_hardening_values.py accepts a traceback there only.
+import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
 import sys as _sys
 
 _early_signals: list = []  # noted before ssdlab._entry.main took over
 _early_handlers: dict = {}  # the handlers the noting one replaced
-if (getattr(_sys.modules.get("__main__"), "__file__", None) or "").replace("\\", "/").rsplit("/", 1)[-1] in (
-        "ssdlab", "ssdlab-script.py"):
-    import _signal  # type: ignore[import-not-found,unused-ignore]  # the C module: `signal` would import enum
 
-    def _note_early(signum: int, frame: object) -> None:
-        _early_signals.append(signum)
 
-    try:
-        for _sig in (_signal.SIGINT, _signal.SIGTERM):
-            _early_handlers[_sig] = _signal.signal(_sig, _note_early)  # EARLY-SIGNALS
+def _note_early(signum: int, frame: object) -> None:
+    _early_signals.append(signum)
+
+
+try:
+    _main = _sys.modules["__main__"].__file__
+    _script = _main in ("ssdlab", "ssdlab-script.py") or _main[-7:] in ("/ssdlab", "\\ssdlab") \
+        or _main[-17:] in ("/ssdlab-script.py", "\\ssdlab-script.py")
+except (KeyError, AttributeError, TypeError):  # no __main__, or one without a file
+    _script = False
+if _script:
+    try:  # no loop: a jump back is a point where the interpreter raises a pending signal
+        _early_handlers[_signal.SIGINT] = _signal.signal(_signal.SIGINT, _note_early)  # EARLY-SIGNALS
+        _early_handlers[_signal.SIGTERM] = _signal.signal(_signal.SIGTERM, _note_early)  # EARLY-SIGNALS
     except ValueError:  # not the main thread
         pass
 
