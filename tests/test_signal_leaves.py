@@ -118,3 +118,40 @@ def test_a_signal_during_the_commit_is_held_until_the_result_is_whole(tmp_path: 
     assert len(calls) == 3
     assert (out / "iops.csv").read_text() == "new" and (out / "series.csv").read_text() == "new"
     assert sorted(os.listdir(tmp_path)) == ["o"]
+
+
+_MANGLED = """
+import os, signal, sys
+import matplotlib.figure
+from ssdlab import cli
+
+real = matplotlib.figure.Figure.savefig
+def savefig(self, *args, **kwargs):
+    # what matplotlib's renderer did with a SIGTERM while it drew (seen in CI): the handler's
+    # exception raised inside its C++ code came out as "ValueError: Invalid bounding box"
+    if {send}:
+        try:
+            os.kill(os.getpid(), {sig})
+        except KeyboardInterrupt:
+            pass
+    raise ValueError("Invalid bounding box")
+matplotlib.figure.Figure.savefig = savefig
+sys.exit(cli.main({args!r}))
+"""
+
+
+@pytest.mark.parametrize("sig,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_a_library_turns_into_another_exception_is_still_one_line(tmp_path: Path, sig: int, status: int,
+                                                                           word: str) -> None:
+    """Deterministic: the signal's exception comes out of the chart's drawing as a ValueError. The
+    run stops as for the signal (one line, 130 / 143, no result directory); the same ValueError
+    with no signal is a bug and stays a traceback."""
+    args = ["consistency", "--capacity", "1GiB", "--duration", "5", "-q", "--out", str(tmp_path / "o")]
+    for send in (True, False):
+        code = _MANGLED.format(send=send, sig=int(sig), args=args)
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        if send:
+            assert (done.returncode, done.stderr) == (status, f"ssdlab: {word}\n")
+        else:
+            assert done.returncode == 1 and "ValueError: Invalid bounding box" in done.stderr, done.stderr
+        assert os.listdir(tmp_path) == [], os.listdir(tmp_path)

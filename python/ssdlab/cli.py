@@ -290,12 +290,31 @@ class _Terminated(KeyboardInterrupt):
 
 
 _terminated = False
+_interrupted = False  # Ctrl-C came (under the CLI's own handler)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     global _terminated
     _terminated = True  # the core may turn the exception into a plain KeyboardInterrupt
     raise _Terminated()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    global _interrupted
+    _interrupted = True  # a library may turn the exception into another one (see _after_a_signal)
+    raise KeyboardInterrupt()
+
+
+def _after_a_signal() -> Optional[int]:
+    """EXIT_INTERRUPTED, said in one line, if a signal came: an exception raised from a handler
+    inside a C extension can come out as a different one (matplotlib's renderer turned a SIGTERM
+    while it drew a chart into "ValueError: Invalid bounding box"), or a cleanup may fail after it.
+    The run was stopped by the signal either way, and what it was writing is staged, so nothing
+    half-written is left."""
+    if not (_terminated or _interrupted):
+        return None
+    click.echo("ssdlab: terminated" if _terminated else "ssdlab: interrupted", err=True)
+    return EXIT_INTERRUPTED
 
 
 def _bad_argument(args: Sequence[str]) -> Optional[str]:
@@ -317,13 +336,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bad = _bad_argument(args)
     if bad is not None:
         return _fail(bad)
-    previous = None
+    global _terminated, _interrupted
+    _terminated = _interrupted = False
+    previous = previous_int = None
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (an embedding program): leave SIGTERM alone
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # a program's own handler stays
+            previous_int = signal.signal(signal.SIGINT, _on_sigint)
+    except ValueError:  # not the main thread (an embedding program): leave the signals alone
         pass
-    global _terminated
-    _terminated = False
     try:
         status = _main(args)
     except _Terminated:  # between the handlers of _main
@@ -332,6 +353,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
     if status == EXIT_INTERRUPTED and _terminated:
         return EXIT_TERMINATED
     return status
@@ -346,12 +369,16 @@ def _main(args: List[str]) -> int:
         sys.stdout.flush()  # what the command printed is out, or the error below is reported
         return status if isinstance(status, int) else 0
     except click.ClickException as err:  # UsageError, BadParameter, ...
+        signalled = _after_a_signal()
+        if signalled is not None:
+            return signalled
         if _NO_ARGS_IS_HELP is not None and isinstance(err, _NO_ARGS_IS_HELP):
             click.echo(err.ctx.get_help() if err.ctx else "ssdlab --help")  # `ssdlab` alone (click >= 8.2)
             return 0
         return _fail(err.format_message())
     except SsdlabError as err:
-        return _fail(str(err))
+        signalled = _after_a_signal()
+        return signalled if signalled is not None else _fail(str(err))
     except (_Interrupted, KeyboardInterrupt, click.exceptions.Abort):
         click.echo("ssdlab: terminated" if _terminated else "ssdlab: interrupted", err=True)
         return EXIT_INTERRUPTED
@@ -369,7 +396,13 @@ def _main(args: List[str]) -> int:
             return _fail(f"the name{shown} is too long for the file system (ENAMETOOLONG: most allow 255 bytes per "
                          f"name, 4095 per path); choose a shorter one")
         where = f" ({name})" if name else ""
-        return _fail(f"{err.strerror or err}{where}")
+        signalled = _after_a_signal()
+        return signalled if signalled is not None else _fail(f"{err.strerror or err}{where}")
+    except Exception:
+        signalled = _after_a_signal()
+        if signalled is None:
+            raise
+        return signalled
     finally:
         _settle_stdout()
 

@@ -255,7 +255,7 @@ def write_pts_report(dirs: Sequence[Path], out: Path, title: Optional[str] = Non
     one-line `SsdlabError`."""
     from ssdlab.inputs import check_path_text
     from ssdlab.outputs import check_output_file, write_output
-    from ssdlab.report import Report, _footer
+    from ssdlab.report import Report
 
     paths = [Path(check_path_text(d, "pts report: result directory")) for d in dirs]
     out = Path(check_path_text(out, "pts report: output file"))
