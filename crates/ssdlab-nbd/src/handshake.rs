@@ -51,6 +51,11 @@ fn violation(what: &str) -> io::Error {
 
 /// Runs the server's side of the handshake on `s`. An `Err` means the connection must close:
 /// the client went away (an I/O error) or broke a MUST of the protocol (`InvalidData`).
+///
+/// On `Outcome::Transmission` the last reply is written but not flushed: the caller registers
+/// the connection with the simulator first and then flushes, so no request can reach the
+/// simulator, from this client or from one it told, before the connection it follows is known
+/// (the virtual clock starts a connection at the latest completion when it is registered).
 pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outcome> {
     s.write_all(&p::greeting())?;
     s.flush()?;
@@ -80,8 +85,7 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
                     return Err(violation("NBD_OPT_EXPORT_NAME of an unknown export"));
                 }
                 s.write_all(&p::export_name_reply(export.size, export.flags, no_zeroes))?;
-                s.flush()?;
-                return Ok(Outcome::Transmission { structured, meta });
+                return Ok(Outcome::Transmission { structured, meta }); // flushed by the caller
             }
             p::OPT_ABORT => {
                 // The client may already have gone: a failed reply changes nothing.
@@ -128,8 +132,7 @@ pub fn negotiate<S: Read + Write>(s: &mut S, export: &Export) -> io::Result<Outc
                     }
                     reply(s, p::REP_ACK, &[])?;
                     if option == p::OPT_GO {
-                        s.flush()?;
-                        return Ok(Outcome::Transmission { structured, meta });
+                        return Ok(Outcome::Transmission { structured, meta }); // flushed by the caller
                     }
                 }
             },

@@ -111,6 +111,20 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// A virtual-clock server's shared part, sending to `tx` (for the session's tests).
+    #[cfg(test)]
+    pub(crate) fn for_tests(tx: Sender<Msg>) -> Self {
+        Shared {
+            tx,
+            real_clock: false,
+            wall_origin: Instant::now(),
+            sim_origin: SimTime::ZERO,
+            late: AtomicU64::new(0),
+            late_ns: AtomicU64::new(0),
+            max_late_ns: AtomicU64::new(0),
+        }
+    }
+
     /// The wall-clock instant of simulated time `t` (real clock).
     pub fn wall_of(&self, t: SimTime) -> Instant {
         self.wall_origin + Duration::from_nanos(t.ns().saturating_sub(self.sim_origin.ns()))

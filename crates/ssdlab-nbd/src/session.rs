@@ -120,6 +120,14 @@ pub fn run(id: u64, stream: Box<dyn Stream>, export: &Export, shared: &Arc<Share
         ctl.shut();
         return;
     }
+    // Only now the client learns the handshake is over (the last reply, left in the buffer): the
+    // simulator registered this connection before any request the client's answer may cause,
+    // on this connection or another (a client that waits for this one before it sends there).
+    if writer.flush().is_err() {
+        let _ = shared.tx.send(Msg::Close { id });
+        ctl.shut();
+        return;
+    }
     let real = shared.real_clock;
     let lag = Arc::clone(shared);
     let flow = Arc::new(Flow::default());
@@ -422,5 +430,136 @@ impl PartialOrd for ReplyBox {
 impl Ord for ReplyBox {
     fn cmp(&self, _: &Self) -> std::cmp::Ordering {
         std::cmp::Ordering::Equal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc::channel;
+    use std::sync::Mutex;
+
+    /// One end of a socket pair that notes, at each write, whether the simulator's channel has
+    /// held the connection's `Msg::Open` by then.
+    struct Watched {
+        inner: UnixStream,
+        rx: Arc<Mutex<Receiver<Msg>>>,
+        opened: Arc<AtomicBool>,
+        writes: Arc<Mutex<Vec<bool>>>,
+    }
+
+    impl Read for Watched {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.inner.read(buf)
+        }
+    }
+
+    impl Write for Watched {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            while let Ok(m) = self.rx.lock().unwrap().try_recv() {
+                if matches!(m, Msg::Open { .. }) {
+                    self.opened.store(true, Ordering::SeqCst);
+                }
+            }
+            self.writes
+                .lock()
+                .unwrap()
+                .push(self.opened.load(Ordering::SeqCst));
+            self.inner.write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    impl Stream for Watched {
+        fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+            Ok(Box::new(Watched {
+                inner: self.inner.try_clone()?,
+                rx: Arc::clone(&self.rx),
+                opened: Arc::clone(&self.opened),
+                writes: Arc::clone(&self.writes),
+            }))
+        }
+        fn shut(&self) {
+            let _ = self.inner.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// The handshake's last reply leaves only after the simulator has the connection: a client
+    /// that waits for it and then has another connection send (two clients taking turns) cannot
+    /// get a request to the simulator before this connection is registered, whose virtual clock
+    /// starts at the latest completion at that moment (it made two runs of the same requests
+    /// differ: tests/test_serve.py, test_two_connections_in_a_fixed_order_give_the_same_results).
+    #[test]
+    fn the_handshake_ends_for_the_client_after_the_simulator_registered_the_connection() {
+        let (server_end, mut client) = UnixStream::pair().unwrap();
+        let (tx, rx) = channel();
+        let shared = Arc::new(Shared::for_tests(tx));
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let rx = Arc::new(Mutex::new(rx));
+        let stream = Watched {
+            inner: server_end,
+            rx: Arc::clone(&rx),
+            opened: Arc::new(AtomicBool::new(false)),
+            writes: Arc::clone(&writes),
+        };
+        let export = Export {
+            name: "ssdlab".into(),
+            description: "test".into(),
+            size: 1 << 30,
+            flags: p::EXPORT_FLAGS,
+        };
+        let session = std::thread::spawn(move || run(1, Box::new(stream), &export, &shared));
+
+        let mut hello = (p::FLAG_C_FIXED_NEWSTYLE | p::FLAG_C_NO_ZEROES)
+            .to_be_bytes()
+            .to_vec();
+        let mut go = 0u32.to_be_bytes().to_vec(); // the default export's empty name, no info requests
+        go.extend_from_slice(&0u16.to_be_bytes());
+        hello.extend_from_slice(&p::IHAVEOPT.to_be_bytes());
+        hello.extend_from_slice(&p::OPT_GO.to_be_bytes());
+        hello.extend_from_slice(&(go.len() as u32).to_be_bytes());
+        hello.extend_from_slice(&go);
+        client.write_all(&hello).unwrap();
+        let mut greeting = [0u8; 18];
+        client.read_exact(&mut greeting).unwrap();
+        loop {
+            let mut h = [0u8; 20];
+            client.read_exact(&mut h).unwrap();
+            let mut d = vec![0u8; u32::from_be_bytes(h[16..20].try_into().unwrap()) as usize];
+            client.read_exact(&mut d).unwrap();
+            if u32::from_be_bytes(h[12..16].try_into().unwrap()) == p::REP_ACK {
+                break;
+            }
+        }
+        let disc = p::encode_request(&Request {
+            flags: 0,
+            command: p::CMD_DISC,
+            cookie: 1,
+            offset: 0,
+            length: 0,
+        });
+        client.write_all(&disc).unwrap();
+        // The session ends once its writer's sender (inside Msg::Open) is dropped: take what the
+        // simulator thread would.
+        while !session.is_finished() {
+            while rx.lock().unwrap().try_recv().is_ok() {}
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        session.join().unwrap();
+
+        let writes = writes.lock().unwrap();
+        assert!(writes.len() >= 2, "{writes:?}");
+        assert!(
+            !writes[0],
+            "the greeting went out before the connection was registered"
+        );
+        assert!(
+            *writes.last().unwrap(),
+            "the handshake's last reply went out before the simulator had the connection: {writes:?}"
+        );
     }
 }
