@@ -12,7 +12,9 @@ the reading into the knob, since the simulator and not a formula says what a kno
    the capacity;
 4. steady state (consistency): its scatter picks the GC mode (0-IOPS seconds: clean-up-later; a
    tight band: active; else on-demand); its level enters the joint refinement (WA is what the twin
-   then predicts: a device does not report it);
+   then predicts: a device does not report it). With a PTS IOPS run and no 0-IOPS stalls, the
+   mixed points decide instead (``fit.mixed``): each mode's first twin runs the same test, and the
+   mode whose 4 and 8 KiB mixed cells come closest is the one staged and refined;
 5. HD Tach after idle: idle GC present if a pass after idle time is back near the clean pass;
 6. PTS (``fit.reads``): the read time from the latency test's QD 1 reads, the dies from the IOPS
    test's 0.5 KiB reads at TC x QD, the link from the throughput test's sequential reads; first,
@@ -43,9 +45,10 @@ import numpy as np
 from ssdlab.errors import SsdlabError
 from ssdlab.fit.figures import (ConsistencyFigures, SaturationFigures, consistency_figures, saturation_figures,
                                 steady_start)
-from ssdlab.fit.measurements import Consistency, Measurements, Saturation, read_measurements
+from ssdlab.fit.measurements import Consistency, Measurements, Pts, Saturation, read_measurements
+from ssdlab.fit.mixed import cells_error, measured_cells, twin_cells
 from ssdlab.fit.reads import ReadFigures, fit_reads, read_errors, read_figures
-from ssdlab.fit.twin import Knobs, standard_link
+from ssdlab.fit.twin import GC_MODES, Knobs, standard_link
 
 __all__ = ["FitResult", "fit", "MAX_SIM_BYTES"]
 
@@ -114,6 +117,31 @@ def _gc_mode(f: ConsistencyFigures) -> str:
     if f.min_over_mean >= 0.75 and f.steady_cv <= 0.08:
         return "active"
     return "on-demand"
+
+
+def _mode_from_mixed(twins: Dict[str, Knobs], run: Pts, cells: Dict[Tuple[int, int], float], deadline: float,
+                     seed: int, say: Callable[[str], None]) -> Optional[Tuple[str, str]]:
+    """The GC mode whose twin's PTS IOPS mixed cells come closest to the measured ones, and why;
+    None if the budget ran out before every mode's twin ran the test."""
+    errors: Dict[str, float] = {}
+    for mode, twin in twins.items():
+        if time.perf_counter() > deadline:
+            say("fit: the budget is spent before the PTS mixed points decided the GC mode")
+            return None
+        try:
+            err = cells_error(twin_cells(twin, run, cells, seed), cells)
+        except SsdlabError as e:  # knobs the core refuses in this mode: not a candidate
+            say(f"fit: PTS IOPS mixed points, {mode} GC: refused by the simulator ({e})")
+            continue
+        if err is not None:
+            errors[mode] = err
+            say(f"fit: PTS IOPS mixed points, {mode} GC: mean error {100 * (math.exp(err) - 1):.1f} %")
+    if len(errors) < 2:
+        return None
+    mode = min(errors, key=lambda k: errors[k])
+    shown = ", ".join(f"{k} {100 * (math.exp(v) - 1):.1f} %" for k, v in sorted(errors.items(), key=lambda kv: kv[1]))
+    return mode, (f"PTS IOPS mixed points (95/5 ... 5/95 at 4 and 8 KiB, {len(cells)} cells), each mode's twin "
+                  f"running the same test: mean error {shown}")
 
 
 def _idle_gc(passes: Sequence[Tuple[str, float]]) -> Optional[bool]:
@@ -305,6 +333,12 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
             table["gc_mode"] = Knob("on-demand", "undetermined", "the run reached no steady state after its cliff")
     else:
         table["gc_mode"] = Knob("on-demand", "undetermined", "no consistency run")
+    # A PTS IOPS run's mixed points tell the modes apart where the scatter cannot (fit/mixed.py):
+    # every mode is a candidate unless 0-IOPS stalls named clean-up-later.
+    iops_run, mixed_cells = measured_cells(m)
+    stalls = mc is not None and table["gc_mode"].status == "determined" and mc.zero_share >= 0.03
+    if mixed_cells and not stalls:
+        modes = list(dict.fromkeys([*modes, *GC_MODES]))
 
     # 5. idle GC
     hd = _idle_gc(m.hdtach[0].passes) if m.hdtach else None
@@ -340,9 +374,13 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
         say(f"fit: evaluation {len(history)}: loss {run.loss:.4f} ({_knob_text(k)})")
         return run
 
-    def staged(k: Knobs) -> None:
+    def prepared(k: Knobs) -> Knobs:
         if mc is not None and mc.cliff_bytes is not None:  # the mode's own reserve: OP for that spare
             k = k.with_(op=_op_for_spare(k, mc.cliff_bytes / cons.tested_bytes))  # type: ignore[union-attr]
+        return k
+
+    def staged(k: Knobs) -> None:
+        k = prepared(k)
         for _ in range(4):  # the staged, one-figure-per-knob corrections
             run = evaluate(k)
             e = figure_errors(run, mc, ms)
@@ -373,6 +411,13 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     try:
         # A tight steady band is active GC or clean-up-later between its stalls (a run too short or a
         # drive with too much spare area to reach a stall): the level decides between them.
+        if iops_run is not None and len(modes) > 1:  # each mode's first twin runs the PTS IOPS test
+            candidates = {mode: prepared(knobs.with_(gc_mode=mode)) for mode in modes}
+            candidates = {mode: k.with_(op=_buildable_op(k, k.op)) for mode, k in candidates.items()}
+            picked = _mode_from_mixed(candidates, iops_run, mixed_cells, deadline, seed, say)
+            if picked is not None:
+                modes = [picked[0]]
+                table["gc_mode"] = Knob(picked[0], "determined", picked[1])
         for mode in modes:
             staged(knobs.with_(gc_mode=mode))
         if refine and best[0].loss > GOOD_ENOUGH:

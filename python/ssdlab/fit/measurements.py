@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -126,6 +127,9 @@ class Pts:
     active_range_pct: float
     read: Dict[int, float]  # 100/0 (reads only), by block size
     write: Dict[int, float]  # 0/100 (writes only), by block size
+    mixed: Dict[Tuple[int, int], float] = field(default_factory=dict)  # iops: (read %, block size) -> IOPS, 95/5 ... 5/95
+    variant: str = "enterprise"
+    round_s: Optional[float] = None  # seconds of each point (iops)
 
 
 @dataclass
@@ -246,6 +250,13 @@ def _saturation(d: Path, doc: Dict[str, Any]) -> Saturation:
 PTS_TABLES = {"pts-latency": "latency_table.csv", "pts-iops": "iops_table.csv", "pts-throughput": "throughput_table.csv"}
 
 
+def _numbers(frame: Any, column: str) -> Any:
+    """A column as floats, NaN where a value is not a number."""
+    import pandas as pd
+
+    return pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+
+
 def _finite_positive(frame: Any, column: str, path: Path) -> Any:
     import pandas as pd
 
@@ -261,6 +272,7 @@ def _pts(d: Path, doc: Dict[str, Any]) -> Pts:
     s = _allowed(doc, scenario)
     test = scenario[len("pts-"):]
     path = d / PTS_TABLES[scenario]
+    mixed: Dict[Tuple[int, int], float] = {}
     if test == "latency":
         frame = _csv(path, ("read_pct", "block_bytes", "mean_us"))
         mean = _finite_positive(frame, "mean_us", path)
@@ -276,6 +288,12 @@ def _pts(d: Path, doc: Dict[str, Any]) -> Pts:
         write = dict(zip(map(int, bs), map(float, _finite_positive(frame, "0/100", path))))
         threads = _positive_int(s["threads"], "threads", d)
         qd = _positive_int(s["queue_depth"], "queue_depth", d)
+        for col in frame.columns:
+            mix = re.fullmatch(r"(\d+)/(\d+)", str(col))
+            if mix and 0 < int(mix.group(1)) < 100 and int(mix.group(1)) + int(mix.group(2)) == 100:
+                values = _numbers(frame, col)
+                mixed.update({(int(mix.group(1)), int(b)): float(v) for b, v in zip(bs, values)
+                              if math.isfinite(v) and v > 0})
     else:
         frame = _csv(path, ("block_bytes", "read_mb_s", "write_mb_s"))
         bs = frame["block_bytes"].to_numpy(int)
@@ -287,7 +305,8 @@ def _pts(d: Path, doc: Dict[str, Any]) -> Pts:
     pct = _number(s.get("active_range_pct"), 100.0)
     return Pts(source=str(d), capacity_bytes=_positive_int(s["user_capacity_bytes"], "user_capacity_bytes", d),
                test=test, threads=threads, qd=qd, active_range_pct=pct if 0 < pct <= 100 else 100.0, read=read,
-               write=write)
+               write=write, mixed=mixed, variant="client" if s.get("variant") == "client" else "enterprise",
+               round_s=_number(s.get("round_s"), float("nan")) if test == "iops" else None)
 
 
 def _pts_all(d: Path) -> List[Pts]:
