@@ -371,7 +371,7 @@ def test_pts_mixed_points_decide_the_gc_mode_a_tight_band_leaves_open(tmp_path: 
     writes = fit([tmp_path / "consistency"], max_evaluations=2, refine=False)
     assert writes.table["gc_mode"].value == "active" and "tight band" in writes.table["gc_mode"].by
     notes: List[str] = []
-    r = fit([tmp_path / "consistency", tmp_path / "iops"], max_evaluations=2, refine=False, say=notes.append)
+    r = fit([tmp_path / "consistency", tmp_path / "iops"], max_evaluations=8, refine=False, say=notes.append)
     assert r.knobs.gc_mode == mode and r.table["gc_mode"].value == mode
     assert r.table["gc_mode"].by.startswith("PTS IOPS mixed points") and "10 cells" in r.table["gc_mode"].by
     errors = {line.split(",")[1].split()[0]: float(line.rsplit(" ", 2)[-2])

@@ -353,6 +353,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     # staged refinement by ratios, then joint Nelder-Mead
     history: List[Dict[str, Any]] = []
     best: List[TwinRun] = []
+    by_mode: Dict[str, TwinRun] = {}  # the best twin of each GC mode
     deadline = started + budget_s
 
     def evaluate(k: Knobs) -> TwinRun:
@@ -371,6 +372,8 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
                         "errors": {a: b for a, b in errs.items() if b is not None}})
         if not best or run.loss < best[0].loss:
             best[:] = [run]
+        if k.gc_mode not in by_mode or run.loss < by_mode[k.gc_mode].loss:
+            by_mode[k.gc_mode] = run
         say(f"fit: evaluation {len(history)}: loss {run.loss:.4f} ({_knob_text(k)})")
         return run
 
@@ -379,9 +382,9 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
             k = k.with_(op=_op_for_spare(k, mc.cliff_bytes / cons.tested_bytes))  # type: ignore[union-attr]
         return k
 
-    def staged(k: Knobs) -> None:
-        k = prepared(k)
-        for _ in range(4):  # the staged, one-figure-per-knob corrections
+    def staged(k: Knobs, passes: int = 4, fresh: bool = True) -> None:
+        k = prepared(k) if fresh else k
+        for _ in range(passes):  # the staged, one-figure-per-knob corrections
             run = evaluate(k)
             e = figure_errors(run, mc, ms)
             ch: Dict[str, Any] = {}
@@ -411,15 +414,20 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     try:
         # A tight steady band is active GC or clean-up-later between its stalls (a run too short or a
         # drive with too much spare area to reach a stall): the level decides between them.
-        if iops_run is not None and len(modes) > 1:  # each mode's first twin runs the PTS IOPS test
-            candidates = {mode: prepared(knobs.with_(gc_mode=mode)) for mode in modes}
-            candidates = {mode: k.with_(op=_buildable_op(k, k.op)) for mode, k in candidates.items()}
-            picked = _mode_from_mixed(candidates, iops_run, mixed_cells, deadline, seed, say)
+        if iops_run is not None and len(modes) > 1:
+            # Every mode staged (two passes: the mixed cells need the program time and OP close),
+            # then each mode's best twin runs the PTS IOPS test; the nearest mode is staged on.
+            for mode in modes:
+                staged(knobs.with_(gc_mode=mode), passes=2)
+            picked = _mode_from_mixed({mode: run.knobs for mode, run in by_mode.items()}, iops_run, mixed_cells,
+                                      deadline, seed, say)
             if picked is not None:
-                modes = [picked[0]]
+                best[:] = [by_mode[picked[0]]]
                 table["gc_mode"] = Knob(picked[0], "determined", picked[1])
-        for mode in modes:
-            staged(knobs.with_(gc_mode=mode))
+                staged(best[0].knobs, passes=2, fresh=False)
+        else:
+            for mode in modes:
+                staged(knobs.with_(gc_mode=mode))
         if refine and best[0].loss > GOOD_ENOUGH:
             _joint(best[0].knobs, evaluate)
     except _Budget:
