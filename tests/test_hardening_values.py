@@ -316,6 +316,23 @@ def _interpreter_preamble(err: str, script: str, early: bool = False) -> bool:
 _ARGV0_CHECK = "Failed checking if argv[0] is an import path entry\n"
 
 
+def _signal_at_line(module: str, line: int, sig: int) -> str:
+    """A script that sends itself `sig` as ssdlab/`module` reaches `line` while it imports
+    ssdlab._entry (line 8 of the script sends it)."""
+    return ("import os, sys\n"
+            "def tracer(frame, event, arg):\n"
+            f"    if not frame.f_code.co_filename.endswith('ssdlab/{module}'):\n"
+            "        return None\n"
+            "    def local(frame, event, arg):\n"
+            f"        if event == 'line' and frame.f_lineno == {line}:\n"
+            "            sys.settrace(None)\n"
+            f"            os.kill(os.getpid(), {int(sig)})\n"
+            "        return local\n"
+            "    return local\n"
+            "sys.settrace(tracer)\n"
+            "from ssdlab._entry import main\n")
+
+
 def _before_the_early_handlers(err: str, script: str) -> bool:
     """Whether a KeyboardInterrupt traceback ends in ssdlab/__init__.py before its handlers are in:
     the interpreter raises a pending signal on entering the module and in the first `signal` call
@@ -358,21 +375,9 @@ def test_the_window_before_the_early_handlers_is_told_from_ssdlab_code(tmp_path:
     first = next(n for n, text in enumerate(source, start=1) if text.endswith("# EARLY-SIGNALS"))
     after = next(n for n, text in enumerate(source, start=1) if text.startswith("TYPE_CHECKING = False"))
     script = tmp_path / "ssdlab"
-    script.write_text(
-        "import os, sys\n"
-        "def tracer(frame, event, arg):\n"
-        "    if not frame.f_code.co_filename.endswith('ssdlab/__init__.py'):\n"
-        "        return None\n"
-        "    def local(frame, event, arg):\n"
-        f"        if event == 'line' and frame.f_lineno == {first}:\n"
-        "            sys.settrace(None)\n"
-        "            os.kill(os.getpid(), 2)\n"
-        "        return local\n"
-        "    return local\n"
-        "sys.settrace(tracer)\n"
-        "from ssdlab._entry import main\n", encoding="utf-8")
+    script.write_text(_signal_at_line("__init__.py", first, signal.SIGINT), encoding="utf-8")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
-    tracer_frame = f'  File "{script}", line 8, in local\n    os.kill(os.getpid(), 2)\n'
+    tracer_frame = f'  File "{script}", line 8, in local\n    os.kill(os.getpid(), {int(signal.SIGINT)})\n'
     assert r.returncode == -signal.SIGINT and tracer_frame in r.stderr, r.stderr
     err = r.stderr.replace(tracer_frame, "")
     assert f'ssdlab/__init__.py", line {first}, in <module>' in err
@@ -434,22 +439,8 @@ def test_a_signal_while_the_package_and_entry_module_import_is_one_line(tmp_path
     source = (Path(__file__).parents[1] / "python" / "ssdlab" / module).read_text(encoding="utf-8").splitlines()
     line = next(n for n, text in enumerate(source, start=1) if text.startswith(statement))
     script = tmp_path / "ssdlab"
-    script.write_text(
-        "import os, sys\n"
-        "def tracer(frame, event, arg):\n"
-        f"    if not frame.f_code.co_filename.endswith('ssdlab/{module}'):\n"
-        "        return None\n"
-        "    def local(frame, event, arg):\n"
-        f"        if event == 'line' and frame.f_lineno == {line}:\n"
-        "            sys.settrace(None)\n"
-        f"            os.kill(os.getpid(), {int(sig)})\n"
-        "        return local\n"
-        "    return local\n"
-        "sys.settrace(tracer)\n"
-        "from ssdlab._entry import main\n"
-        "sys.settrace(None)\n"
-        "sys.argv = ['ssdlab', 'drives']\n"
-        "sys.exit(main())\n", encoding="utf-8")
+    script.write_text(_signal_at_line(module, line, sig) + "sys.settrace(None)\n"
+                      "sys.argv = ['ssdlab', 'drives']\nsys.exit(main())\n", encoding="utf-8")
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert r.returncode == status, r.stderr
     assert r.stderr == f"ssdlab: {word}\n" and r.stdout == ""
