@@ -13,8 +13,9 @@ the reading into the knob, since the simulator and not a formula says what a kno
 4. steady state (consistency): its scatter picks the GC mode (0-IOPS seconds: clean-up-later; a
    tight band: active; else on-demand); its level enters the joint refinement (WA is what the twin
    then predicts: a device does not report it). With a PTS IOPS run and no 0-IOPS stalls, the
-   mixed points decide instead (``fit.mixed``): each mode's first twin runs the same test, and the
-   mode whose 4 and 8 KiB mixed cells come closest is the one staged and refined;
+   mixed points decide instead (``fit.mixed``): every mode is staged (two passes), each mode's best
+   twin runs the same test, and the mode whose 4 and 8 KiB mixed cells come closest is staged on
+   and refined;
 5. HD Tach after idle: idle GC present if a pass after idle time is back near the clean pass;
 6. PTS (``fit.reads``): the read time from the latency test's QD 1 reads, the dies from the IOPS
    test's 0.5 KiB reads at TC x QD, the link from the throughput test's sequential reads; first,

@@ -5,10 +5,12 @@ measurement determines"), and a tight band is ambiguous: active GC and a drive t
 demand while an SLC cache or ample spare area smooths it look alike under writes alone. Reads
 mixed with the writes do not: active GC's background copies hold the dies the reads want, and a
 drive that collects only on demand leaves them free between its bursts. So where a PTS IOPS run
-was measured, the twin of each GC mode runs the same test (the measured variant, TC x QD, active
-range and rounds of 5), and the mode whose small-block mixed cells come closest wins. Validated on
-18 drawn drives before it was built in: the nearest mode was the true one on every drive whose
-0-IOPS stalls had not already named clean-up-later (docs/fit.md, Validation).
+was measured, each GC mode's twin, after two staged passes (the mixed cells need its program time
+and OP close: from the stages' starting knobs the choice went wrong on two validation drives),
+runs the same test (the measured variant, TC x QD, active range and rounds of 5), and the mode
+whose small-block mixed cells come closest wins. Checked on 18 drawn drives before it was built
+in, with each mode's fitted twin: the nearest mode was the true one on every drive whose 0-IOPS
+stalls had not already named clean-up-later (docs/fit.md, Validation).
 
 The twin runs the test at the measured capacity and point length up to `PTS_SIM_BYTES` (as the
 write procedures, `engine.MAX_SIM_BYTES`), and beyond it at that capacity with its points shortened
