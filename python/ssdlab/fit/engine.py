@@ -120,8 +120,8 @@ def _gc_mode(f: ConsistencyFigures) -> str:
     return "on-demand"
 
 
-def _mode_from_mixed(twins: Dict[str, Knobs], run: Pts, cells: Dict[Tuple[int, int], float], deadline: float,
-                     seed: int, say: Callable[[str], None]) -> Optional[Tuple[str, str]]:
+def _mode_from_mixed(twins: Dict[str, Knobs], run: Pts, cells: Dict[Tuple[int, int], float], sim_cap: int,
+                     deadline: float, seed: int, say: Callable[[str], None]) -> Optional[Tuple[str, str]]:
     """The GC mode whose twin's PTS IOPS mixed cells come closest to the measured ones, and why;
     None if the budget ran out before every mode's twin ran the test."""
     errors: Dict[str, float] = {}
@@ -130,7 +130,7 @@ def _mode_from_mixed(twins: Dict[str, Knobs], run: Pts, cells: Dict[Tuple[int, i
             say("fit: the budget is spent before the PTS mixed points decided the GC mode")
             return None
         try:
-            err = cells_error(twin_cells(twin, run, cells, seed), cells)
+            err = cells_error(twin_cells(twin, run, cells, sim_cap, seed), cells)
         except SsdlabError as e:  # knobs the core refuses in this mode: not a candidate
             say(f"fit: PTS IOPS mixed points, {mode} GC: refused by the simulator ({e})")
             continue
@@ -337,7 +337,8 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
     # A PTS IOPS run's mixed points tell the modes apart where the scatter cannot (fit/mixed.py):
     # every mode is a candidate unless 0-IOPS stalls named clean-up-later.
     iops_run, mixed_cells = measured_cells(m)
-    stalls = mc is not None and table["gc_mode"].status == "determined" and mc.zero_share >= 0.03
+    # (the scatter names clean-up-later only for its 0-IOPS stalls: `_gc_mode`)
+    stalls = table["gc_mode"].status == "determined" and table["gc_mode"].value == "clean-up-later"
     if mixed_cells and not stalls:
         modes = list(dict.fromkeys([*modes, *GC_MODES]))
 
@@ -421,7 +422,7 @@ def fit(source: Any, *, budget_s: float = 600.0, refine: bool = True, seed: int 
             for mode in modes:
                 staged(knobs.with_(gc_mode=mode), passes=2)
             picked = _mode_from_mixed({mode: run.knobs for mode, run in by_mode.items()}, iops_run, mixed_cells,
-                                      deadline, seed, say)
+                                      sim_cap, deadline, seed, say)
             if picked is not None:
                 best[:] = [by_mode[picked[0]]]
                 table["gc_mode"] = Knob(picked[0], "determined", picked[1])

@@ -258,9 +258,7 @@ def _numbers(frame: Any, column: str) -> Any:
 
 
 def _finite_positive(frame: Any, column: str, path: Path) -> Any:
-    import pandas as pd
-
-    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+    values = _numbers(frame, column)
     if len(values) == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
         raise SsdlabError(f"{path}: column {column!r} needs finite, positive values (a test that completed)")
     return values

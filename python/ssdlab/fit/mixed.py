@@ -12,9 +12,9 @@ whose small-block mixed cells come closest wins. Checked on 18 drawn drives befo
 in, with each mode's fitted twin: the nearest mode was the true one on every drive whose 0-IOPS
 stalls had not already named clean-up-later (docs/fit.md, Validation).
 
-The twin runs the test at the measured capacity and point length up to `PTS_SIM_BYTES` (as the
-write procedures, `engine.MAX_SIM_BYTES`), and beyond it at that capacity with its points shortened
-by the capacity rule. Not smaller: the mixed cells do not keep their values when capacity and point
+The twin runs the test where the write procedures run: at the measured capacity and point length
+up to `engine.MAX_SIM_BYTES`, and beyond it at that capacity with its points shortened by the
+capacity rule. Not smaller: the mixed cells do not keep their values when capacity and point
 length shrink together (a cached drive's 4 KiB 65/35 cell: 39,000 IOPS at 32 GiB with 1-s points,
 59,000 at 16 GiB with 0.5-s points), so a small twin would misjudge the modes.
 """
@@ -27,10 +27,8 @@ from typing import Dict, Optional, Tuple
 from ssdlab.fit.measurements import Measurements, Pts
 from ssdlab.fit.twin import Knobs
 
-__all__ = ["PTS_SIM_BYTES", "SMALL_BLOCKS", "cells_error", "measured_cells", "twin_cells"]
+__all__ = ["SMALL_BLOCKS", "cells_error", "measured_cells", "twin_cells"]
 
-PTS_SIM_BYTES = 64 * 2**30
-"""The largest capacity the twin's PTS IOPS test runs at."""
 SMALL_BLOCKS = (4096, 8192)
 """The block sizes whose mixed cells are compared: larger requests are bound by the link and the
 channels, not by what GC does to the dies."""
@@ -50,11 +48,10 @@ def measured_cells(m: Measurements) -> Tuple[Optional[Pts], Cells]:
     return (p, cells) if cells else (None, {})
 
 
-def twin_cells(k: Knobs, p: Pts, cells: Cells, seed: int = 1) -> Cells:
-    """The twin's IOPS test, run as `p` was: its cells at the keys of `cells`."""
+def twin_cells(k: Knobs, p: Pts, cells: Cells, cap: int, seed: int = 1) -> Cells:
+    """The twin's IOPS test at capacity `cap`, run as `p` was: its cells at the keys of `cells`."""
     from ssdlab.scenarios.pts_iops import pts_iops
 
-    cap = int(min(k.capacity_bytes, PTS_SIM_BYTES)) // 4096 * 4096
     round_s = p.round_s if p.round_s is not None and math.isfinite(p.round_s) else DEFAULT_ROUND_S
     seconds = max(round_s * cap / p.capacity_bytes, 0.05)
     r = pts_iops(k.config(cap), variant=p.variant, rounds_max=ROUNDS, round_s=seconds,
