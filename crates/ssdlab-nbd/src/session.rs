@@ -442,12 +442,14 @@ mod tests {
     use std::sync::Mutex;
 
     /// One end of a socket pair that notes, at each write, whether the simulator's channel has
-    /// held the connection's `Msg::Open` by then.
+    /// held the connection's `Msg::Open` by then. What it takes off the channel is `kept`: the
+    /// Open holds the writer's sender, whose drop would end the session before the client is done.
     struct Watched {
         inner: UnixStream,
         rx: Arc<Mutex<Receiver<Msg>>>,
         opened: Arc<AtomicBool>,
         writes: Arc<Mutex<Vec<bool>>>,
+        kept: Arc<Mutex<Vec<Msg>>>,
     }
 
     impl Read for Watched {
@@ -462,6 +464,7 @@ mod tests {
                 if matches!(m, Msg::Open { .. }) {
                     self.opened.store(true, Ordering::SeqCst);
                 }
+                self.kept.lock().unwrap().push(m);
             }
             self.writes
                 .lock()
@@ -481,6 +484,7 @@ mod tests {
                 rx: Arc::clone(&self.rx),
                 opened: Arc::clone(&self.opened),
                 writes: Arc::clone(&self.writes),
+                kept: Arc::clone(&self.kept),
             }))
         }
         fn shut(&self) {
@@ -500,11 +504,13 @@ mod tests {
         let shared = Arc::new(Shared::for_tests(tx));
         let writes = Arc::new(Mutex::new(Vec::new()));
         let rx = Arc::new(Mutex::new(rx));
+        let kept = Arc::new(Mutex::new(Vec::new()));
         let stream = Watched {
             inner: server_end,
             rx: Arc::clone(&rx),
             opened: Arc::new(AtomicBool::new(false)),
             writes: Arc::clone(&writes),
+            kept: Arc::clone(&kept),
         };
         let export = Export {
             name: "ssdlab".into(),
@@ -545,6 +551,7 @@ mod tests {
         client.write_all(&disc).unwrap();
         // The session ends once its writer's sender (inside Msg::Open) is dropped: take what the
         // simulator thread would.
+        kept.lock().unwrap().clear();
         while !session.is_finished() {
             while rx.lock().unwrap().try_recv().is_ok() {}
             std::thread::sleep(Duration::from_millis(1));
